@@ -1,0 +1,71 @@
+package io.stepline.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+class SteplineCommandTest {
+
+    private record Result(int code, String out, String err) {}
+
+    private static Result run(String... args) {
+        CommandLine cl = Stepline.commandLine();
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        cl.setOut(new PrintWriter(out, true));
+        cl.setErr(new PrintWriter(err, true));
+        int code = cl.execute(args);
+        return new Result(code, out.toString(), err.toString());
+    }
+
+    @Test
+    void helpListsEverySubcommand() {
+        Result r = run("--help");
+        assertThat(r.code()).isZero();
+        for (String sub : new String[] {"demo", "run", "simulate", "ingest", "detect", "report", "replay", "bench"}) {
+            assertThat(r.out()).containsPattern("(?m)^\\s+" + sub + "\\s");
+        }
+    }
+
+    @Test
+    void everySubcommandHasHelp() {
+        for (String sub : new String[] {"demo", "run", "simulate", "ingest", "detect", "report", "replay", "bench"}) {
+            Result r = run(sub, "--help");
+            assertThat(r.code()).as(sub).isZero();
+            assertThat(r.out()).as(sub).contains("Usage: stepline " + sub);
+        }
+    }
+
+    @Test
+    void unknownFlagIsAOneLineErrorWithExitCode2() {
+        Result r = run("--no-such-flag");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err().strip().lines().count()).isEqualTo(1);
+        assertThat(r.err()).contains("--no-such-flag");
+    }
+
+    @Test
+    void unknownFlagOnASubcommandIsExit2() {
+        Result r = run("simulate", "--bogus=3");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("--bogus").contains("stepline simulate --help");
+    }
+
+    @Test
+    void unknownSubcommandIsExit2() {
+        Result r = run("frobnicate");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("frobnicate");
+    }
+
+    @Test
+    void noSubcommandPrintsUsageAndExit2() {
+        Result r = run();
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.out()).contains("Usage: stepline");
+    }
+}

@@ -1,0 +1,44 @@
+package io.stepline.kafka;
+
+import java.nio.file.Path;
+
+import picocli.CommandLine.Option;
+
+/**
+ * The cluster options every Kafka-facing {@code stepline} subcommand shares: an external cluster
+ * with {@code --bootstrap-servers}, or by default an embedded broker (optionally keeping its data
+ * in {@code --data-dir} so it survives restarts).
+ */
+public final class ClusterOptions {
+
+    @Option(names = "--bootstrap-servers", paramLabel = "HOST:PORT[,...]",
+            description = "External Kafka cluster. Default: start an embedded broker on 127.0.0.1.")
+    String bootstrapServers;
+
+    @Option(names = "--data-dir", paramLabel = "DIR",
+            description = "Embedded broker storage directory (kept across runs). Default: a temporary directory.")
+    Path dataDir;
+
+    @Option(names = "--partitions", paramLabel = "N", defaultValue = "" + EmbeddedKafkaBroker.DEFAULT_PARTITIONS,
+            description = "Partitions per topic on the embedded broker (default: ${DEFAULT-VALUE}).")
+    int partitions = EmbeddedKafkaBroker.DEFAULT_PARTITIONS;
+
+    public String bootstrapServersOption() {
+        return bootstrapServers;
+    }
+
+    /** Connects to the external cluster, or starts the embedded broker. */
+    public KafkaTarget connect() {
+        if (bootstrapServers != null && !bootstrapServers.isBlank()) {
+            if (dataDir != null) {
+                throw new IllegalArgumentException("--data-dir applies to the embedded broker only; drop it or --bootstrap-servers");
+            }
+            return KafkaTarget.external(bootstrapServers);
+        }
+        EmbeddedKafkaBroker.Builder b = EmbeddedKafkaBroker.builder().partitions(partitions);
+        if (dataDir != null) {
+            b.dataDir(dataDir);
+        }
+        return KafkaTarget.embedded(b.build().start());
+    }
+}

@@ -1,0 +1,114 @@
+package io.stepline.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.serialization.LongDeserializer;
+import org.apache.kafka.common.serialization.LongSerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.stepline.schemas.Topics;
+
+class EmbeddedKafkaBrokerIT {
+    private static final String TOPIC = "it.records";
+    private static final int RECORDS = 100_000;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void writesTransactionallyReadsCommittedAndSurvivesRestartOnSameDir() throws Exception {
+        try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.builder().dataDir(dir).partitions(2).build().start()) {
+            try (Admin admin = broker.admin()) {
+                Set<String> names = admin.listTopics().names().get(30, TimeUnit.SECONDS);
+                for (Topics t : Topics.values()) {
+                    assertThat(names).contains(t.topicName());
+                }
+                String policy = admin.describeConfigs(List.of(new ConfigResource(ConfigResource.Type.TOPIC, Topics.ROOFLINES.topicName())))
+                        .all().get(30, TimeUnit.SECONDS).values().iterator().next()
+                        .get(TopicConfig.CLEANUP_POLICY_CONFIG).value();
+                assertThat(policy).isEqualTo("compact");
+            }
+            broker.createTopics(List.of(new NewTopic(TOPIC, 3, (short) 1)));
+
+            Properties pp = new Properties();
+            pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
+            pp.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+            pp.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "it-tx");
+            pp.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+            try (KafkaProducer<String, Long> producer = new KafkaProducer<>(pp, new StringSerializer(), new LongSerializer())) {
+                producer.initTransactions();
+                producer.beginTransaction();
+                for (long i = 0; i < RECORDS; i++) {
+                    producer.send(new ProducerRecord<>(TOPIC, "k" + (i % 97), i));
+                }
+                producer.commitTransaction();
+                // An aborted transaction must stay invisible to read_committed consumers.
+                producer.beginTransaction();
+                producer.send(new ProducerRecord<>(TOPIC, "aborted", -1L));
+                producer.flush();
+                producer.abortTransaction();
+            }
+            assertThat(readAll(broker.bootstrapServers())).hasSize(RECORDS).doesNotContain(-1L);
+        }
+
+        try (EmbeddedKafkaBroker again = EmbeddedKafkaBroker.builder().dataDir(dir).partitions(2).build().start()) {
+            List<Long> values = readAll(again.bootstrapServers());
+            assertThat(values).hasSize(RECORDS);
+            assertThat(values.stream().mapToLong(Long::longValue).sum()).isEqualTo((long) RECORDS * (RECORDS - 1) / 2);
+        }
+    }
+
+    private static List<Long> readAll(String bootstrap) {
+        Properties cp = new Properties();
+        cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        cp.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        cp.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000");
+        List<Long> values = new ArrayList<>();
+        try (KafkaConsumer<String, Long> consumer = new KafkaConsumer<>(cp, new StringDeserializer(), new LongDeserializer())) {
+            List<TopicPartition> parts = consumer.partitionsFor(TOPIC).stream()
+                    .map(p -> new TopicPartition(TOPIC, p.partition())).toList();
+            consumer.assign(parts);
+            consumer.seekToBeginning(parts);
+            Map<TopicPartition, Long> end = consumer.endOffsets(parts);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (System.nanoTime() < deadline && !caughtUp(consumer, end)) {
+                for (ConsumerRecord<String, Long> r : consumer.poll(Duration.ofMillis(200))) {
+                    values.add(r.value());
+                }
+            }
+        }
+        return values;
+    }
+
+    private static boolean caughtUp(KafkaConsumer<?, ?> consumer, Map<TopicPartition, Long> end) {
+        for (Map.Entry<TopicPartition, Long> e : end.entrySet()) {
+            if (consumer.position(e.getKey()) < e.getValue()) {
+                return false;
+            }
+        }
+        return true;
+    }
+}

@@ -1,0 +1,30 @@
+package io.stepline.schemas;
+
+import io.stepline.events.Anomaly;
+import io.stepline.events.DeadLetter;
+import io.stepline.events.FaultEpisode;
+import io.stepline.events.Incident;
+import io.stepline.events.KernelBatch;
+import io.stepline.events.RequestEvent;
+import io.stepline.events.RetainedKernelBatch;
+import io.stepline.events.RooflineModel;
+import io.stepline.events.StepLabel;
+import io.stepline.events.StepRecord;
+import io.stepline.events.StepVerdict;
+
+/** One shared serde instance per record type. */
+public final class Serdes {
+    private Serdes() {}
+
+    public static final AvroSerde<StepRecord> STEP = AvroSerde.of(StepRecord.class);
+    public static final AvroSerde<RequestEvent> REQUEST = AvroSerde.of(RequestEvent.class);
+    public static final AvroSerde<KernelBatch> KERNEL_BATCH = AvroSerde.of(KernelBatch.class);
+    public static final AvroSerde<RetainedKernelBatch> RETAINED_KERNELS = AvroSerde.of(RetainedKernelBatch.class);
+    public static final AvroSerde<StepVerdict> VERDICT = AvroSerde.of(StepVerdict.class);
+    public static final AvroSerde<Anomaly> ANOMALY = AvroSerde.of(Anomaly.class);
+    public static final AvroSerde<RooflineModel> ROOFLINE = AvroSerde.of(RooflineModel.class);
+    public static final AvroSerde<Incident> INCIDENT = AvroSerde.of(Incident.class);
+    public static final AvroSerde<DeadLetter> DEAD_LETTER = AvroSerde.of(DeadLetter.class);
+    public static final AvroSerde<StepLabel> STEP_LABEL = AvroSerde.of(StepLabel.class);
+    public static final AvroSerde<FaultEpisode> FAULT_EPISODE = AvroSerde.of(FaultEpisode.class);
+}

@@ -1,0 +1,266 @@
+package io.stepline.schemas.json;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.IndexedRecord;
+import org.apache.avro.specific.SpecificData;
+import org.apache.avro.specific.SpecificRecord;
+
+/**
+ * The plain JSON form of our Avro records, used for JSON-lines files (kernel batches, ground
+ * truth, anomalies). Unlike Avro's own JSON encoding, nullable unions are written as the bare
+ * value or {@code null} (no {"long": 5} wrappers), enums as their symbol and bytes as base64,
+ * so that files are easy to produce and read with any tool. Field names are those of the .avsc.
+ * Missing fields take the schema default; unknown fields are rejected, so typos do not pass.
+ */
+public final class EventJson {
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+
+    private EventJson() {}
+
+    public static ObjectMapper mapper() {
+        return MAPPER;
+    }
+
+    public static String toJson(SpecificRecord record) {
+        try {
+            return MAPPER.writeValueAsString(toNode(record));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot write " + record.getSchema().getName() + " as JSON", e);
+        }
+    }
+
+    public static ObjectNode toNode(IndexedRecord record) {
+        return (ObjectNode) write(record.getSchema(), record);
+    }
+
+    /**
+     * Parses one JSON object into a record of {@code type}.
+     *
+     * @throws IllegalArgumentException naming the offending field when the JSON does not fit the schema
+     */
+    public static <T extends SpecificRecord> T fromJson(String json, Class<T> type) {
+        JsonNode node;
+        try {
+            node = MAPPER.readTree(json);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("not valid JSON: " + e.getOriginalMessage(), e);
+        }
+        if (node == null) {
+            throw new IllegalArgumentException("empty input");
+        }
+        return fromNode(node, type);
+    }
+
+    public static <T extends SpecificRecord> T fromNode(JsonNode node, Class<T> type) {
+        Schema schema = SpecificData.get().getSchema(type);
+        @SuppressWarnings("unchecked")
+        T record = (T) read(schema, node, schema.getName());
+        return record;
+    }
+
+    private static JsonNode write(Schema schema, Object value) {
+        switch (schema.getType()) {
+            case RECORD: {
+                IndexedRecord r = (IndexedRecord) value;
+                ObjectNode obj = NODES.objectNode();
+                for (Schema.Field f : schema.getFields()) {
+                    obj.set(f.name(), write(f.schema(), r.get(f.pos())));
+                }
+                return obj;
+            }
+            case UNION: {
+                if (value == null) {
+                    return NODES.nullNode();
+                }
+                int branch = GenericData.get().resolveUnion(schema, value);
+                return write(schema.getTypes().get(branch), value);
+            }
+            case NULL:
+                return NODES.nullNode();
+            case ARRAY: {
+                ArrayNode arr = NODES.arrayNode();
+                for (Object item : (Iterable<?>) value) {
+                    arr.add(write(schema.getElementType(), item));
+                }
+                return arr;
+            }
+            case MAP: {
+                ObjectNode obj = NODES.objectNode();
+                for (Map.Entry<?, ?> e : ((Map<?, ?>) value).entrySet()) {
+                    obj.set(e.getKey().toString(), write(schema.getValueType(), e.getValue()));
+                }
+                return obj;
+            }
+            case ENUM:
+            case STRING:
+                return NODES.textNode(value.toString());
+            case BYTES: {
+                ByteBuffer buf = ((ByteBuffer) value).duplicate();
+                byte[] bytes = new byte[buf.remaining()];
+                buf.get(bytes);
+                return NODES.textNode(Base64.getEncoder().encodeToString(bytes));
+            }
+            case INT:
+                return NODES.numberNode((Integer) value);
+            case LONG:
+                return NODES.numberNode((Long) value);
+            case FLOAT:
+                return NODES.numberNode((Float) value);
+            case DOUBLE:
+                return NODES.numberNode((Double) value);
+            case BOOLEAN:
+                return NODES.booleanNode((Boolean) value);
+            default:
+                throw new IllegalStateException("unsupported Avro type " + schema.getType());
+        }
+    }
+
+    private static Object read(Schema schema, JsonNode node, String path) {
+        switch (schema.getType()) {
+            case RECORD: {
+                if (!node.isObject()) {
+                    throw bad(path, "an object", node);
+                }
+                IndexedRecord r = (IndexedRecord) SpecificData.get().newRecord(null, schema);
+                for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
+                    String name = it.next();
+                    if (schema.getField(name) == null) {
+                        throw new IllegalArgumentException(path + ": unknown field '" + name + "'");
+                    }
+                }
+                for (Schema.Field f : schema.getFields()) {
+                    JsonNode child = node.get(f.name());
+                    if (child == null) {
+                        if (!f.hasDefaultValue()) {
+                            throw new IllegalArgumentException(path + "." + f.name() + ": missing required field");
+                        }
+                        r.put(f.pos(), SpecificData.get().deepCopy(f.schema(), SpecificData.get().getDefaultValue(f)));
+                    } else {
+                        r.put(f.pos(), read(f.schema(), child, path + "." + f.name()));
+                    }
+                }
+                return r;
+            }
+            case UNION: {
+                if (node.isNull()) {
+                    for (Schema s : schema.getTypes()) {
+                        if (s.getType() == Schema.Type.NULL) {
+                            return null;
+                        }
+                    }
+                    throw bad(path, "a value (not null)", node);
+                }
+                IllegalArgumentException last = null;
+                for (Schema s : schema.getTypes()) {
+                    if (s.getType() == Schema.Type.NULL) {
+                        continue;
+                    }
+                    try {
+                        return read(s, node, path);
+                    } catch (IllegalArgumentException e) {
+                        last = e;
+                    }
+                }
+                throw last != null ? last : bad(path, "a value of " + schema, node);
+            }
+            case NULL:
+                if (!node.isNull()) {
+                    throw bad(path, "null", node);
+                }
+                return null;
+            case ARRAY: {
+                if (!node.isArray()) {
+                    throw bad(path, "an array", node);
+                }
+                List<Object> items = new ArrayList<>(node.size());
+                int i = 0;
+                for (JsonNode item : node) {
+                    items.add(read(schema.getElementType(), item, path + "[" + i++ + "]"));
+                }
+                return items;
+            }
+            case MAP: {
+                if (!node.isObject()) {
+                    throw bad(path, "an object", node);
+                }
+                Map<String, Object> map = new LinkedHashMap<>();
+                for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
+                    Map.Entry<String, JsonNode> e = it.next();
+                    map.put(e.getKey(), read(schema.getValueType(), e.getValue(), path + "." + e.getKey()));
+                }
+                return map;
+            }
+            case ENUM: {
+                if (!node.isTextual() || !schema.getEnumSymbols().contains(node.asText())) {
+                    throw bad(path, "one of " + schema.getEnumSymbols(), node);
+                }
+                return SpecificData.get().createEnum(node.asText(), schema);
+            }
+            case STRING:
+                if (!node.isTextual()) {
+                    throw bad(path, "a string", node);
+                }
+                return node.asText();
+            case BYTES:
+                if (!node.isTextual()) {
+                    throw bad(path, "a base64 string", node);
+                }
+                try {
+                    return ByteBuffer.wrap(Base64.getDecoder().decode(node.asText()));
+                } catch (IllegalArgumentException e) {
+                    throw bad(path, "a base64 string", node);
+                }
+            case INT:
+                if (!node.isIntegralNumber() || !node.canConvertToInt()) {
+                    throw bad(path, "an int", node);
+                }
+                return node.intValue();
+            case LONG:
+                if (!node.isIntegralNumber() || !node.canConvertToLong()) {
+                    throw bad(path, "a long integer", node);
+                }
+                return node.longValue();
+            case FLOAT:
+                if (!node.isNumber()) {
+                    throw bad(path, "a number", node);
+                }
+                return node.floatValue();
+            case DOUBLE:
+                if (!node.isNumber()) {
+                    throw bad(path, "a number", node);
+                }
+                return node.doubleValue();
+            case BOOLEAN:
+                if (!node.isBoolean()) {
+                    throw bad(path, "true or false", node);
+                }
+                return node.booleanValue();
+            default:
+                throw new IllegalStateException("unsupported Avro type " + schema.getType());
+        }
+    }
+
+    private static IllegalArgumentException bad(String path, String expected, JsonNode got) {
+        String shown = got.toString();
+        if (shown.length() > 60) {
+            shown = shown.substring(0, 57) + "...";
+        }
+        return new IllegalArgumentException(path + ": expected " + expected + " but got " + shown);
+    }
+}

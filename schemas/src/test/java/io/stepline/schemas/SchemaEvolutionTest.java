@@ -1,0 +1,95 @@
+package io.stepline.schemas;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.util.List;
+
+import org.apache.avro.Schema;
+import org.apache.avro.generic.GenericData;
+import org.apache.avro.generic.GenericRecord;
+import org.apache.avro.message.BinaryMessageEncoder;
+import org.junit.jupiter.api.Test;
+
+import io.stepline.events.InstanceRole;
+import io.stepline.events.LatencySource;
+import io.stepline.events.StepRecord;
+
+class SchemaEvolutionTest {
+
+    @Test
+    void recordWrittenWithPreviousStepSchemaIsReadByCurrentOne() throws IOException {
+        List<Schema> history = SchemaHistory.olderVersionsOf(StepRecord.getClassSchema().getFullName());
+        assertThat(history).hasSize(1);
+        Schema v1 = history.get(0);
+        assertThat(v1.getField("decode_context_tokens")).isNull();
+        assertThat(fingerprint(v1)).isNotEqualTo(fingerprint(StepRecord.getClassSchema()));
+
+        // an older producer writes with v1, knowing nothing of the newer optional fields
+        GenericRecord old = new GenericData.Record(v1);
+        for (Schema.Field f : v1.getFields()) {
+            if (f.hasDefaultValue()) {
+                old.put(f.name(), GenericData.get().getDefaultValue(f));
+            }
+        }
+        old.put("instance_id", "old-producer");
+        old.put("role", new GenericData.EnumSymbol(v1.getField("role").schema(), "DECODE"));
+        old.put("step_id", 7L);
+        old.put("start_unix_nano", 100L);
+        old.put("end_unix_nano", 200L);
+        old.put("latency_ns", 100L);
+        old.put("latency_source", new GenericData.EnumSymbol(v1.getField("latency_source").schema(), "NEXT_STEP_INTERVAL"));
+        for (String f : List.of("running_depth", "waiting_depth", "num_prefill_reqs", "num_decode_reqs", "scheduled_tokens",
+                "prefill_tokens", "decode_tokens", "num_finished", "num_preempted")) {
+            old.put(f, 3);
+        }
+        old.put("kv_usage_gpu_ratio", 0.5);
+        old.put("kv_blocks_total_gpu", 100L);
+        old.put("kv_blocks_free_gpu", 50L);
+        byte[] bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old).array();
+
+        StepRecord current = Serdes.STEP.decode(bytes);
+        assertThat(current.getInstanceId()).isEqualTo("old-producer");
+        assertThat(current.getRole()).isEqualTo(InstanceRole.DECODE);
+        assertThat(current.getLatencySource()).isEqualTo(LatencySource.NEXT_STEP_INTERVAL);
+        assertThat(current.getStepId()).isEqualTo(7L);
+        assertThat(current.getDecodeTokens()).isEqualTo(3);
+        assertThat(current.getDecodeContextTokens()).isNull();
+        assertThat(current.getTpSize()).isNull();
+    }
+
+    private static long fingerprint(Schema s) {
+        return org.apache.avro.SchemaNormalization.parsingFingerprint64(s);
+    }
+
+    @Test
+    void serdeWithoutHistoryRejectsOlderWriter() {
+        Schema v1 = SchemaHistory.olderVersionsOf(StepRecord.getClassSchema().getFullName()).get(0);
+        GenericRecord old = new GenericData.Record(v1);
+        for (Schema.Field f : v1.getFields()) {
+            if (f.hasDefaultValue()) {
+                old.put(f.name(), GenericData.get().getDefaultValue(f));
+            }
+        }
+        old.put("instance_id", "x");
+        AvroSerde<StepRecord> noHistory = AvroSerde.of(StepRecord.class, List.of());
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> noHistory.decode(
+                        new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(fill(old, v1)).array()))
+                .isInstanceOf(org.apache.kafka.common.errors.SerializationException.class);
+    }
+
+    private static GenericRecord fill(GenericRecord r, Schema s) {
+        r.put("role", new GenericData.EnumSymbol(s.getField("role").schema(), "MIXED"));
+        r.put("latency_source", new GenericData.EnumSymbol(s.getField("latency_source").schema(), "STEP_SPAN"));
+        for (Schema.Field f : s.getFields()) {
+            if (r.get(f.name()) == null && f.schema().getType() == Schema.Type.INT) {
+                r.put(f.name(), 0);
+            } else if (r.get(f.name()) == null && f.schema().getType() == Schema.Type.LONG) {
+                r.put(f.name(), 0L);
+            } else if (r.get(f.name()) == null && f.schema().getType() == Schema.Type.DOUBLE) {
+                r.put(f.name(), 0.0);
+            }
+        }
+        return r;
+    }
+}
