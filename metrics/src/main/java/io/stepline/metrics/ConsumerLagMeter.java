@@ -1,0 +1,97 @@
+package io.stepline.metrics;
+
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Consumer lag (records between a group's committed offset and the committed end of each topic)
+ * for the pipeline's consumer groups and Kafka Streams applications, polled every few seconds.
+ */
+public final class ConsumerLagMeter implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(ConsumerLagMeter.class);
+    public static final long DEFAULT_INTERVAL_MS = 5_000;
+
+    private final MeterRegistry registry;
+    private final Admin admin;
+    private final Collection<String> groups;
+    private final Map<String, AtomicLong> lags = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "stepline-lag-meter");
+        t.setDaemon(true);
+        return t;
+    });
+
+    public ConsumerLagMeter(MeterRegistry registry, String bootstrapServers, Collection<String> groups) {
+        this.registry = registry;
+        this.groups = groups;
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        this.admin = Admin.create(p);
+    }
+
+    public ConsumerLagMeter start(long intervalMs) {
+        timer.scheduleWithFixedDelay(this::poll, 0, intervalMs, TimeUnit.MILLISECONDS);
+        return this;
+    }
+
+    /** Sum of lag over all partitions of {@code group}, or -1 when unknown. */
+    public long lag(String group) {
+        return lags.entrySet().stream().filter(e -> e.getKey().startsWith(group + '/'))
+                .mapToLong(e -> e.getValue().get()).reduce(Long::sum).orElse(-1);
+    }
+
+    void poll() {
+        for (String group : groups) {
+            try {
+                Map<TopicPartition, OffsetAndMetadata> committed =
+                        admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS);
+                if (committed.isEmpty()) {
+                    continue;
+                }
+                Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+                committed.keySet().forEach(tp -> latest.put(tp, OffsetSpec.latest()));
+                Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> ends = admin.listOffsets(latest,
+                        new org.apache.kafka.clients.admin.ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all().get(10, TimeUnit.SECONDS);
+                Map<String, Long> perTopic = new HashMap<>();
+                committed.forEach((tp, om) -> {
+                    long end = ends.get(tp).offset();
+                    long pos = om == null ? 0 : om.offset();
+                    perTopic.merge(tp.topic(), Math.max(0, end - pos), Long::sum);
+                });
+                perTopic.forEach((topic, lag) -> lags.computeIfAbsent(group + '/' + topic, k -> {
+                    AtomicLong v = new AtomicLong();
+                    Gauge.builder("stepline.consumer.lag", v, AtomicLong::get).tag("group", group).tag("topic", topic)
+                            .description("Records not yet consumed by a pipeline stage").baseUnit("records").register(registry);
+                    return v;
+                }).set(lag));
+            } catch (Exception e) {
+                log.debug("lag of {}: {}", group, e.toString());
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        timer.shutdownNow();
+        admin.close();
+    }
+}

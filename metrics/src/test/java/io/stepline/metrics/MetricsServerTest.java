@@ -1,0 +1,56 @@
+package io.stepline.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import io.stepline.events.DeadLetter;
+import io.stepline.events.RooflineModel;
+import io.stepline.schemas.Serdes;
+import io.stepline.schemas.Topics;
+
+class MetricsServerTest {
+
+    @Test
+    void servesNamedPipelineMetricsOnLoopback() throws Exception {
+        try (MetricsServer server = MetricsServer.builder().port(0).build().start()) {
+            PipelineTopicMetrics tap = new PipelineTopicMetrics(server.registry(), "127.0.0.1:1", "unused", true);
+            tap.accept(Topics.DLQ.topicName(), Serdes.DEAD_LETTER.encode(DeadLetter.newBuilder().setSource("otlp-http")
+                    .setReasonCode("MALFORMED_PROTOBUF").setReason("x").setReceivedUnixNano(1).setPayload(ByteBuffer.wrap(new byte[0])).build()));
+            tap.accept(Topics.ROOFLINES.topicName(), Serdes.ROOFLINE.encode(RooflineModel.newBuilder().setInstanceId("i-1")
+                    .setModelKind("robust").setVersion(1).setFittedAtUnixNano(1).setStepsSeen(10)
+                    .setFeatureNames(List.of("prefill_tokens")).setCoefficients(List.of(1500.0)).setInterceptNs(3e6)
+                    .setBoundRatio(1.5).setDriftRatio(1.1).build()));
+            new RequestLatencyMetrics(server.registry()); // histograms exist before the first request
+
+            HttpClient http = HttpClient.newHttpClient();
+            HttpResponse<String> ok = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/metrics")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(ok.statusCode()).isEqualTo(200);
+            assertThat(ok.body())
+                    .contains("stepline_dlq_records_total{reason=\"MALFORMED_PROTOBUF\",source=\"otlp-http\"} 1.0")
+                    .contains("stepline_roofline_coefficient{feature=\"prefill_tokens\",instance=\"i-1\"} 1500.0")
+                    .contains("stepline_roofline_drift{feature=\"drift_ratio\",instance=\"i-1\"} 1.1")
+                    .contains("stepline_request_time_to_first_token_seconds_bucket");
+
+            assertThat(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/other")).build(),
+                    HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(404);
+            assertThat(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/metrics"))
+                    .POST(HttpRequest.BodyPublishers.ofString("x")).build(), HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(405);
+        }
+    }
+
+    @Test
+    void rejectsBadSettings() {
+        assertThatThrownBy(() -> MetricsServer.builder().port(70000)).hasMessageContaining("metrics port");
+        assertThatThrownBy(() -> MetricsServer.builder().path("metrics")).hasMessageContaining("start with '/'");
+    }
+}
