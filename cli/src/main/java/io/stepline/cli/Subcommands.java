@@ -15,7 +15,6 @@ final class Subcommands {
     static {
         PENDING.put("demo", "Run the whole pipeline on an embedded broker with simulated faults and print what was found.");
         PENDING.put("run", "Run the whole pipeline over captured trace files and write anomalies, incidents and reports.");
-        PENDING.put("ingest", "Receive OTLP traces (HTTP, gRPC, Kafka, files) and normalise them into step and request records.");
         PENDING.put("detect", "Run the roofline detector: verdicts, anomalies, rooflines, kernel retention.");
         PENDING.put("report", "Turn anomalies into incidents, triage reports and alerts.");
         PENDING.put("replay", "Re-run detection and reports over stored topics.");
@@ -24,6 +23,9 @@ final class Subcommands {
 
     static void register(CommandLine top) {
         top.addSubcommand("simulate", new io.stepline.simulator.cli.SimulateCommand());
+        CommandLine ingest = new CommandLine(new io.stepline.ingest.cli.IngestCommand());
+        MetricsAround.addTo(ingest);
+        top.addSubcommand("ingest", ingest);
         for (Map.Entry<String, String> e : PENDING.entrySet()) {
             CommandLine sub = new CommandLine(new NotBuiltYet());
             sub.getCommandSpec().usageMessage().description(e.getValue() + " (not built yet)");

@@ -1,0 +1,103 @@
+package io.stepline.ingest.cli;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import io.stepline.ingest.files.FileIngestor;
+import io.stepline.ingest.http.OtlpHttpReceiver;
+import io.stepline.ingest.topology.IngestConfig;
+import io.stepline.ingest.topology.IngestService;
+import io.stepline.kafka.ClusterOptions;
+import io.stepline.kafka.KafkaTarget;
+
+/** {@code stepline ingest}: OTLP receivers and the otlp_spans -> steps/requests path, or file ingestion. */
+@Command(name = "ingest", mixinStandardHelpOptions = true,
+        description = {"Receive OTLP traces (HTTP, Kafka otlp_spans, files) and normalise them into step and request records.",
+            "Without --input it serves until Ctrl-C; with --input it ingests the files and exits."})
+public final class IngestCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    ClusterOptions cluster;
+
+    @Option(names = "--input", paramLabel = "FILE", description = "OTLP/JSON lines file to ingest (repeatable; .gz accepted).")
+    List<Path> inputs;
+
+    @Option(names = "--kernels", paramLabel = "FILE", description = "Kernel batch JSON lines file to ingest (repeatable).")
+    List<Path> kernels;
+
+    @Option(names = "--bind", defaultValue = OtlpHttpReceiver.DEFAULT_BIND_ADDRESS, description = "Receiver bind address (default: ${DEFAULT-VALUE}).")
+    String bind;
+
+    @Option(names = "--http-port", defaultValue = "" + OtlpHttpReceiver.DEFAULT_PORT, description = "OTLP/HTTP port, -1 to disable (default: ${DEFAULT-VALUE}).")
+    int httpPort;
+
+    @Option(names = "--max-body-bytes", defaultValue = "" + OtlpHttpReceiver.DEFAULT_MAX_BODY_BYTES, description = "Largest accepted request, after decompression (default: ${DEFAULT-VALUE}).")
+    int maxBodyBytes;
+
+    @Option(names = "--bearer-token-env", paramLabel = "VAR", description = "Require 'Authorization: Bearer <value of VAR>' on the receivers.")
+    String tokenEnv;
+
+    @Option(names = "--state-dir", description = "Kafka Streams state directory (default: a temporary directory).")
+    Path stateDir;
+
+    @Override
+    public Integer call() throws Exception {
+        String token = null;
+        if (tokenEnv != null) {
+            token = System.getenv(tokenEnv);
+            if (token == null || token.isBlank()) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--bearer-token-env: environment variable " + tokenEnv + " is not set");
+            }
+        }
+        for (List<Path> files : new List[] {inputs, kernels}) {
+            if (files != null) {
+                for (Path f : files) {
+                    try {
+                        FileIngestor.requireReadable(f);
+                    } catch (IllegalArgumentException e) {
+                        throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+                    }
+                }
+            }
+        }
+        try (KafkaTarget target = cluster.connect()) {
+            if (inputs != null || kernels != null) {
+                try (FileIngestor fi = new FileIngestor(target.bootstrapServers())) {
+                    for (Path f : inputs == null ? List.<Path>of() : inputs) {
+                        FileIngestor.Counts c = fi.ingestTraces(f);
+                        spec.commandLine().getOut().printf("%s: %d lines, %d accepted, %d rejected to stepline.dlq%n", f, c.lines(), c.accepted(), c.rejected());
+                    }
+                    for (Path f : kernels == null ? List.<Path>of() : kernels) {
+                        FileIngestor.Counts c = fi.ingestKernels(f);
+                        spec.commandLine().getOut().printf("%s: %d lines, %d accepted, %d rejected to stepline.dlq%n", f, c.lines(), c.accepted(), c.rejected());
+                    }
+                }
+                return 0;
+            }
+            IngestConfig.Builder cfg = IngestConfig.builder();
+            if (stateDir != null) {
+                cfg.stateDir(stateDir);
+            }
+            CountDownLatch stop = new CountDownLatch(1);
+            Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
+            try (IngestService svc = new IngestService(cfg.build()).start(target.bootstrapServers());
+                 OtlpHttpReceiver http = httpPort < 0 ? null : OtlpHttpReceiver.builder(target.bootstrapServers())
+                         .bindAddress(bind).port(httpPort).maxBodyBytes(maxBodyBytes).bearerToken(token).build().start()) {
+                spec.commandLine().getErr().println("ingest running on " + target.bootstrapServers() + "; Ctrl-C to stop");
+                stop.await();
+            }
+            return 0;
+        }
+    }
+}

@@ -1,0 +1,339 @@
+package io.stepline.ingest.http;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.zip.GZIPInputStream;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.opentelemetry.proto.collector.trace.v1.ExportTracePartialSuccess;
+import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse;
+import io.opentelemetry.proto.trace.v1.ResourceSpans;
+import io.opentelemetry.proto.trace.v1.TracesData;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.stepline.ingest.otlp.InstanceIdentity;
+import io.stepline.ingest.otlp.OtlpDecoder;
+import io.stepline.ingest.validation.DeadLetters;
+import io.stepline.ingest.validation.Rejection;
+import io.stepline.schemas.Serdes;
+import io.stepline.schemas.Topics;
+
+/**
+ * OTLP/HTTP trace receiver ({@code POST /v1/traces}, protobuf or JSON, optionally gzip) that puts
+ * what it accepts on {@code otlp_spans} and answers only after Kafka acknowledged it (acks=all),
+ * so nothing it answered success for is lost. Status codes follow the OTLP specification: 200
+ * (with partial success when some resources were rejected), 400 bad payload, 401 missing or
+ * wrong bearer token, 404/405 wrong path or method, 413 body or inflated body too large, 415
+ * unsupported content type, 503 when Kafka does not acknowledge.
+ */
+public final class OtlpHttpReceiver implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(OtlpHttpReceiver.class);
+    public static final String DEFAULT_BIND_ADDRESS = "127.0.0.1";
+    public static final int DEFAULT_PORT = 4318;
+    /** 4 MiB, the OpenTelemetry Collector's default for its OTLP receiver. */
+    public static final int DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+    public static final String PATH = "/v1/traces";
+
+    private final HttpServer server;
+    private final ExecutorService executor;
+    private final KafkaProducer<String, byte[]> producer;
+    private final int maxBodyBytes;
+    private final String bearerToken;
+    private final AtomicLong accepted = new AtomicLong();
+    private final AtomicLong rejected = new AtomicLong();
+
+    private OtlpHttpReceiver(Builder b) {
+        this.maxBodyBytes = b.maxBodyBytes;
+        this.bearerToken = b.bearerToken;
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, b.bootstrapServers);
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "2");
+        p.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, String.valueOf(Math.max(1 << 20, 2 * b.maxBodyBytes)));
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "20000");
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "30000");
+        this.producer = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
+        try {
+            this.server = HttpServer.create(new InetSocketAddress(InetAddress.getByName(b.bindAddress), b.port), 64);
+        } catch (IOException e) {
+            producer.close();
+            throw new UncheckedIOException("cannot listen on " + b.bindAddress + ":" + b.port + ": " + e.getMessage(), e);
+        }
+        this.executor = Executors.newFixedThreadPool(4, r -> {
+            Thread t = new Thread(r, "otlp-http");
+            t.setDaemon(true);
+            return t;
+        });
+        server.setExecutor(executor);
+        server.createContext("/", this::handle);
+    }
+
+    public static Builder builder(String bootstrapServers) {
+        return new Builder(bootstrapServers);
+    }
+
+    public OtlpHttpReceiver start() {
+        server.start();
+        log.info("OTLP/HTTP receiver on http://{}:{}{}", server.getAddress().getHostString(), port(), PATH);
+        return this;
+    }
+
+    public int port() {
+        return server.getAddress().getPort();
+    }
+
+    public long accepted() {
+        return accepted.get();
+    }
+
+    public long rejected() {
+        return rejected.get();
+    }
+
+    private void handle(HttpExchange ex) throws IOException {
+        try (ex) {
+            if (!ex.getRequestURI().getPath().equals(PATH)) {
+                text(ex, 404, "not found: OTLP traces go to " + PATH);
+                return;
+            }
+            if (!ex.getRequestMethod().equals("POST")) {
+                ex.getResponseHeaders().add("Allow", "POST");
+                text(ex, 405, "method not allowed");
+                return;
+            }
+            if (bearerToken != null && !("Bearer " + bearerToken).equals(ex.getRequestHeaders().getFirst("Authorization"))) {
+                drain(ex.getRequestBody(), maxBodyBytes);
+                text(ex, 401, "missing or wrong bearer token");
+                return;
+            }
+            String ct = Objects.requireNonNullElse(ex.getRequestHeaders().getFirst("Content-Type"), "").toLowerCase(Locale.ROOT);
+            boolean json = ct.startsWith("application/json");
+            if (!json && !ct.startsWith("application/x-protobuf")) {
+                drain(ex.getRequestBody(), maxBodyBytes);
+                text(ex, 415, "unsupported content type '" + ct + "': use application/x-protobuf or application/json");
+                return;
+            }
+            String len = ex.getRequestHeaders().getFirst("Content-Length");
+            if (len != null && parseLong(len) > maxBodyBytes) {
+                rejected.incrementAndGet();
+                drain(ex.getRequestBody(), 8L * maxBodyBytes);
+                text(ex, 413, "body larger than " + maxBodyBytes + " bytes");
+                return;
+            }
+            byte[] body;
+            try {
+                InputStream in = ex.getRequestBody();
+                String enc = ex.getRequestHeaders().getFirst("Content-Encoding");
+                if (enc != null && enc.equalsIgnoreCase("gzip")) {
+                    in = new GZIPInputStream(in);
+                } else if (enc != null && !enc.equalsIgnoreCase("identity")) {
+                    text(ex, 415, "unsupported content encoding '" + enc + "'");
+                    return;
+                }
+                body = readCapped(in, maxBodyBytes);
+            } catch (TooLarge e) {
+                rejected.incrementAndGet();
+                drain(ex.getRequestBody(), 8L * maxBodyBytes);
+                text(ex, 413, "body (after decompression) larger than " + maxBodyBytes + " bytes");
+                return;
+            } catch (IOException e) {
+                reject(ex, json, new Rejection(Rejection.MALFORMED_PROTOBUF, "unreadable body: " + e.getMessage()), new byte[0], ct);
+                return;
+            }
+            TracesData td;
+            try {
+                td = json ? OtlpDecoder.json(body) : OtlpDecoder.protobuf(body);
+            } catch (Rejection r) {
+                reject(ex, json, r, body, ct);
+                return;
+            }
+            TracesData.Builder keep = TracesData.newBuilder();
+            long rejectedSpans = 0;
+            String firstError = null;
+            for (ResourceSpans rs : td.getResourceSpansList()) {
+                try {
+                    InstanceIdentity.of(rs.getResource());
+                    keep.addResourceSpans(rs);
+                } catch (Rejection r) {
+                    rejectedSpans += rs.getScopeSpansList().stream().mapToLong(s -> s.getSpansCount()).sum();
+                    firstError = firstError == null ? r.getMessage() : firstError;
+                    deadLetter(r, rs.toByteArray(), ex, ct);
+                }
+            }
+            if (keep.getResourceSpansCount() > 0) {
+                try {
+                    producer.send(new ProducerRecord<>(Topics.OTLP_SPANS.topicName(), null, keep.build().toByteArray())).get(30, TimeUnit.SECONDS);
+                } catch (Exception e) {
+                    text(ex, 503, "could not store the spans: " + e.getMessage());
+                    return;
+                }
+            }
+            accepted.incrementAndGet();
+            ExportTraceServiceResponse.Builder resp = ExportTraceServiceResponse.newBuilder();
+            if (rejectedSpans > 0) {
+                resp.setPartialSuccess(ExportTracePartialSuccess.newBuilder().setRejectedSpans(rejectedSpans).setErrorMessage(firstError));
+            }
+            if (json) {
+                String b = rejectedSpans > 0
+                        ? "{\"partialSuccess\":{\"rejectedSpans\":\"" + rejectedSpans + "\",\"errorMessage\":" + quote(firstError) + "}}"
+                        : "{}";
+                respond(ex, 200, "application/json", b.getBytes(StandardCharsets.UTF_8));
+            } else {
+                respond(ex, 200, "application/x-protobuf", resp.build().toByteArray());
+            }
+        } catch (RuntimeException e) {
+            log.warn("OTLP/HTTP request failed: {}", e.toString());
+            try {
+                text(ex, 500, "internal error");
+            } catch (IOException | RuntimeException ignored) {
+                // the client went away
+            }
+        }
+    }
+
+    private void reject(HttpExchange ex, boolean json, Rejection r, byte[] body, String ct) throws IOException {
+        rejected.incrementAndGet();
+        deadLetter(r, body, ex, ct);
+        text(ex, 400, r.code() + ": " + r.getMessage());
+    }
+
+    private void deadLetter(Rejection r, byte[] payload, HttpExchange ex, String ct) {
+        producer.send(new ProducerRecord<>(Topics.DLQ.topicName(), "", Serdes.DEAD_LETTER.encode(
+                DeadLetters.of("otlp-http", String.valueOf(ex.getRemoteAddress()), ct, r, payload))));
+    }
+
+    private static long parseLong(String s) {
+        try {
+            return Long.parseLong(s.trim());
+        } catch (NumberFormatException e) {
+            return Long.MAX_VALUE;
+        }
+    }
+
+    private static final class TooLarge extends IOException {
+        private static final long serialVersionUID = 1L;
+    }
+
+    /** Reads at most {@code max} bytes; more is a {@link TooLarge} (caps gzip bombs as well). */
+    private static byte[] readCapped(InputStream in, int max) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(Math.min(max, 64 * 1024));
+        byte[] buf = new byte[16 * 1024];
+        int n;
+        long total = 0;
+        while ((n = in.read(buf)) > 0) {
+            total += n;
+            if (total > max) {
+                throw new TooLarge();
+            }
+            out.write(buf, 0, n);
+        }
+        return out.toByteArray();
+    }
+
+    /** Reads and discards up to {@code max} bytes so the client can read our answer. */
+    private static void drain(InputStream in, long max) {
+        try {
+            byte[] buf = new byte[64 * 1024];
+            long total = 0;
+            int n;
+            while (total < max && (n = in.read(buf)) > 0) {
+                total += n;
+            }
+        } catch (IOException ignored) {
+            // the client gave up; nothing to answer
+        }
+    }
+
+    private static void text(HttpExchange ex, int status, String msg) throws IOException {
+        respond(ex, status, "text/plain; charset=utf-8", (msg + "\n").getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static void respond(HttpExchange ex, int status, String ct, byte[] body) throws IOException {
+        ex.getResponseHeaders().set("Content-Type", ct);
+        ex.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
+        if (body.length > 0) {
+            try (OutputStream os = ex.getResponseBody()) {
+                os.write(body);
+            }
+        }
+    }
+
+    private static String quote(String s) {
+        return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", " ") + "\"";
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+        executor.shutdownNow();
+        producer.close();
+    }
+
+    /** Validated settings of the receiver. */
+    public static final class Builder {
+        private final String bootstrapServers;
+        private String bindAddress = DEFAULT_BIND_ADDRESS;
+        private int port = DEFAULT_PORT;
+        private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
+        private String bearerToken;
+
+        private Builder(String bootstrapServers) {
+            this.bootstrapServers = Objects.requireNonNull(bootstrapServers);
+        }
+
+        public Builder bindAddress(String a) {
+            if (a == null || a.isBlank()) {
+                throw new IllegalArgumentException("bind address must not be blank");
+            }
+            this.bindAddress = a;
+            return this;
+        }
+
+        public Builder port(int port) {
+            if (port < 0 || port > 65535) {
+                throw new IllegalArgumentException("port must be in [0, 65535], got " + port);
+            }
+            this.port = port;
+            return this;
+        }
+
+        public Builder maxBodyBytes(int n) {
+            if (n < 1024 || n > 256 * 1024 * 1024) {
+                throw new IllegalArgumentException("max body size must be in [1 KiB, 256 MiB], got " + n);
+            }
+            this.maxBodyBytes = n;
+            return this;
+        }
+
+        /** Require {@code Authorization: Bearer TOKEN}; null (default) accepts any client. */
+        public Builder bearerToken(String token) {
+            this.bearerToken = token == null || token.isBlank() ? null : token;
+            return this;
+        }
+
+        public OtlpHttpReceiver build() {
+            return new OtlpHttpReceiver(this);
+        }
+    }
+}

@@ -1,0 +1,69 @@
+package io.stepline.ingest.otlp;
+
+import java.util.Locale;
+
+import io.opentelemetry.proto.resource.v1.Resource;
+
+import io.stepline.events.InstanceRole;
+import io.stepline.ingest.validation.Rejection;
+
+/**
+ * Which serving instance a resource is: {@code service.instance.id}; else {@code host.name} +
+ * {@code process.pid}; else {@code service.name}. Role from {@code vllm.instance.role}, TP degree
+ * from {@code vllm.parallel.tp_size} when present.
+ */
+public record InstanceIdentity(String instanceId, InstanceRole role, Integer tp) {
+
+    public static InstanceIdentity of(Resource resource) {
+        Attributes a = Attributes.of(resource.getAttributesList(), "resource");
+        String id = string(a, "service.instance.id");
+        if (id == null) {
+            String host = string(a, "host.name");
+            Long pid = a.has("process.pid") ? safeLong(a, "process.pid") : null;
+            if (host != null && pid != null) {
+                id = host + ":" + pid;
+            }
+        }
+        if (id == null) {
+            id = string(a, "service.name");
+        }
+        if (id == null || id.isBlank()) {
+            throw new Rejection(Rejection.MISSING_INSTANCE,
+                    "resource has none of service.instance.id, host.name + process.pid, service.name");
+        }
+        if (id.length() > 256) {
+            throw new Rejection(Rejection.ABSURD_VALUE, "instance id longer than 256 characters");
+        }
+        InstanceRole role = InstanceRole.UNKNOWN;
+        String r = string(a, "vllm.instance.role");
+        if (r != null) {
+            try {
+                role = InstanceRole.valueOf(r.toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new Rejection(Rejection.ABSURD_VALUE, "vllm.instance.role must be prefill, decode or mixed, got '" + r + "'");
+            }
+        }
+        Integer tp = a.optInt("vllm.parallel.tp_size");
+        if (tp != null && (tp < 1 || tp > 1024)) {
+            throw new Rejection(Rejection.ABSURD_VALUE, "vllm.parallel.tp_size = " + tp);
+        }
+        return new InstanceIdentity(id, role, tp);
+    }
+
+    private static String string(Attributes a, String key) {
+        try {
+            return a.optString(key);
+        } catch (Rejection e) {
+            return null;
+        }
+    }
+
+    private static Long safeLong(Attributes a, String key) {
+        try {
+            return a.optLong(key);
+        } catch (Rejection e) {
+            String s = string(a, key);
+            return s == null ? null : (long) s.hashCode();
+        }
+    }
+}

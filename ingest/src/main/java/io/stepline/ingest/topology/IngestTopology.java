@@ -1,0 +1,200 @@
+package io.stepline.ingest.topology;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import io.opentelemetry.proto.trace.v1.ResourceSpans;
+import io.opentelemetry.proto.trace.v1.TracesData;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.kstream.Branched;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.KStream;
+import org.apache.kafka.streams.kstream.Named;
+import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.kstream.Repartitioned;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
+
+import io.stepline.events.RequestEvent;
+import io.stepline.events.StepRecord;
+import io.stepline.ingest.otlp.InstanceIdentity;
+import io.stepline.ingest.otlp.OtlpDecoder;
+import io.stepline.ingest.validation.DeadLetters;
+import io.stepline.ingest.validation.Rejection;
+import io.stepline.schemas.Topics;
+
+/**
+ * otlp_spans -> stepline.steps / stepline.requests (+ stepline.dlq), exactly once.
+ *
+ * <pre>
+ * otlp-spans-source -> otlp-split (decode, one fragment per resource = instance, rejects tagged)
+ *   -> dlq branch  -> split-dlq-sink (stepline.dlq)
+ *   -> fragments   -> by-instance (repartition on instance id) -> step-assembler [ingest-assembler-state]
+ *        -> steps-sink (stepline.steps), requests-sink (stepline.requests), assembler-dlq-sink (stepline.dlq)
+ * </pre>
+ * The Collector keys messages by trace id or not at all, so fragments are re-keyed by instance
+ * before the stateful assembler, which needs all of an instance's spans in one task.
+ */
+public final class IngestTopology {
+    public static final String ASSEMBLER_STORE = "ingest-assembler-state";
+    static final long PUNCTUATE_MS = 250;
+
+    private IngestTopology() {}
+
+    public static Topology build(IngestConfig cfg) {
+        StreamsBuilder b = new StreamsBuilder();
+        b.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(ASSEMBLER_STORE), Serdes.String(), Serdes.ByteArray()));
+
+        KStream<byte[], byte[]> raw = b.stream(Topics.OTLP_SPANS.topicName(),
+                Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName("otlp-spans-source"));
+        KStream<String, byte[]> split = raw.process(Splitter::new, Named.as("otlp-split"));
+        Map<String, KStream<String, byte[]>> byKind = split.split(Named.as("split-"))
+                .branch((k, v) -> Envelope.tag(v) == Envelope.DEAD_LETTER, Branched.as("dlq"))
+                .defaultBranch(Branched.as("fragments"));
+        byKind.get("split-dlq").mapValues(Envelope::body, Named.as("split-dlq-unwrap"))
+                .to(Topics.DLQ.topicName(), Produced.with(Serdes.String(), Serdes.ByteArray()).withName("split-dlq-sink"));
+
+        KStream<String, byte[]> assembled = byKind.get("split-fragments")
+                .repartition(Repartitioned.with(Serdes.String(), Serdes.ByteArray()).withName("by-instance"))
+                .process(() -> new Assembler(cfg.reorderWindowMs()), Named.as("step-assembler"), ASSEMBLER_STORE);
+        Map<String, KStream<String, byte[]>> out = assembled.split(Named.as("out-"))
+                .branch((k, v) -> Envelope.tag(v) == Envelope.STEP, Branched.as("steps"))
+                .branch((k, v) -> Envelope.tag(v) == Envelope.REQUEST, Branched.as("requests"))
+                .defaultBranch(Branched.as("dlq"));
+        out.get("out-steps").mapValues(Envelope::body, Named.as("steps-unwrap"))
+                .to(Topics.STEPS.topicName(), Produced.with(Serdes.String(), Serdes.ByteArray()).withName("steps-sink"));
+        out.get("out-requests").mapValues(Envelope::body, Named.as("requests-unwrap"))
+                .to(Topics.REQUESTS.topicName(), Produced.with(Serdes.String(), Serdes.ByteArray()).withName("requests-sink"));
+        out.get("out-dlq").mapValues(Envelope::body, Named.as("assembler-dlq-unwrap"))
+                .to(Topics.DLQ.topicName(), Produced.with(Serdes.String(), Serdes.ByteArray()).withName("assembler-dlq-sink"));
+        return b.build();
+    }
+
+    /** Decodes a Collector message and emits one fragment per resource, keyed by instance id. */
+    static final class Splitter implements Processor<byte[], byte[], String, byte[]> {
+        private ProcessorContext<String, byte[]> ctx;
+
+        @Override
+        public void init(ProcessorContext<String, byte[]> context) {
+            this.ctx = context;
+        }
+
+        @Override
+        public void process(Record<byte[], byte[]> record) {
+            try {
+                TracesData td = OtlpDecoder.decode(record.value());
+                for (ResourceSpans rs : td.getResourceSpansList()) {
+                    try {
+                        String instance = InstanceIdentity.of(rs.getResource()).instanceId();
+                        ctx.forward(record.withKey(instance).withValue(Envelope.wrap(Envelope.FRAGMENT, rs.toByteArray())));
+                    } catch (Rejection r) {
+                        dead(record, r, rs.toByteArray());
+                    }
+                }
+            } catch (Rejection r) {
+                dead(record, r, record.value());
+            }
+        }
+
+        private void dead(Record<byte[], byte[]> record, Rejection r, byte[] payload) {
+            String origin = ctx.recordMetadata().map(m -> m.topic() + "-" + m.partition() + "@" + m.offset()).orElse(null);
+            byte[] dl = io.stepline.schemas.Serdes.DEAD_LETTER.encode(DeadLetters.of(Topics.OTLP_SPANS.topicName(), origin, null, r, payload));
+            ctx.forward(record.withKey("").withValue(Envelope.wrap(Envelope.DEAD_LETTER, dl)));
+        }
+    }
+
+    /** Runs the {@link StepAssembler} on a changelogged store; a wall-clock punctuator expires waiting state. */
+    static final class Assembler implements Processor<String, byte[], String, byte[]> {
+        private final StepAssembler assembler;
+        private ProcessorContext<String, byte[]> ctx;
+        private KeyValueStore<String, byte[]> store;
+        private StepAssembler.State state;
+        private StepAssembler.Output output;
+        private long timestamp;
+
+        Assembler(long windowMs) {
+            this.assembler = new StepAssembler(windowMs);
+        }
+
+        @Override
+        public void init(ProcessorContext<String, byte[]> context) {
+            this.ctx = context;
+            this.store = context.getStateStore(ASSEMBLER_STORE);
+            this.state = new StepAssembler.State() {
+                @Override
+                public byte[] get(String key) {
+                    return store.get(key);
+                }
+
+                @Override
+                public void put(String key, byte[] value) {
+                    store.put(key, value);
+                }
+
+                @Override
+                public void delete(String key) {
+                    store.delete(key);
+                }
+
+                @Override
+                public List<Map.Entry<String, byte[]>> withPrefix(String prefix) {
+                    List<Map.Entry<String, byte[]>> out = new ArrayList<>();
+                    try (KeyValueIterator<String, byte[]> it = store.prefixScan(prefix, Serdes.String().serializer())) {
+                        while (it.hasNext()) {
+                            KeyValue<String, byte[]> kv = it.next();
+                            out.add(Map.entry(kv.key, kv.value));
+                        }
+                    }
+                    return out;
+                }
+            };
+            this.output = new StepAssembler.Output() {
+                @Override
+                public void step(StepRecord s) {
+                    ctx.forward(new Record<>(s.getInstanceId(), Envelope.wrap(Envelope.STEP, io.stepline.schemas.Serdes.STEP.encode(s)), ts()));
+                }
+
+                @Override
+                public void request(RequestEvent e) {
+                    ctx.forward(new Record<>(e.getInstanceId(), Envelope.wrap(Envelope.REQUEST, io.stepline.schemas.Serdes.REQUEST.encode(e)), ts()));
+                }
+
+                @Override
+                public void reject(Rejection why, byte[] payload) {
+                    String origin = ctx.recordMetadata().map(m -> m.topic() + "-" + m.partition() + "@" + m.offset()).orElse(null);
+                    byte[] dl = io.stepline.schemas.Serdes.DEAD_LETTER.encode(DeadLetters.of(Topics.OTLP_SPANS.topicName(), origin, null, why, payload));
+                    ctx.forward(new Record<>("", Envelope.wrap(Envelope.DEAD_LETTER, dl), ts()));
+                }
+            };
+            context.schedule(Duration.ofMillis(PUNCTUATE_MS), PunctuationType.WALL_CLOCK_TIME,
+                    now -> assembler.expire(now, state, output));
+        }
+
+        private long ts() {
+            return timestamp > 0 ? timestamp : System.currentTimeMillis();
+        }
+
+        @Override
+        public void process(Record<String, byte[]> record) {
+            timestamp = record.timestamp();
+            ResourceSpans rs;
+            try {
+                rs = ResourceSpans.parseFrom(Envelope.body(record.value()));
+            } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                output.reject(new Rejection(Rejection.MALFORMED_PROTOBUF, "fragment not decodable: " + e.getMessage()), record.value());
+                return;
+            }
+            assembler.accept(rs, System.currentTimeMillis(), state, output);
+        }
+    }
+}

@@ -1,0 +1,284 @@
+package io.stepline.ingest.topology;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+
+import com.google.protobuf.ByteString;
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.opentelemetry.proto.trace.v1.ResourceSpans;
+import io.opentelemetry.proto.trace.v1.ScopeSpans;
+import io.opentelemetry.proto.trace.v1.Span;
+
+import io.stepline.events.LatencySource;
+import io.stepline.events.RequestEvent;
+import io.stepline.events.StepRecord;
+import io.stepline.ingest.otlp.InstanceIdentity;
+import io.stepline.ingest.otlp.RequestMapper;
+import io.stepline.ingest.otlp.StepMapper;
+import io.stepline.ingest.validation.Rejection;
+import io.stepline.schemas.Serdes;
+
+/**
+ * Turns one instance's spans into step and request records, with the state that needs:
+ * form A step spans wait (up to the reorder window) for phase spans that arrive in later
+ * messages, and phase spans that come before their step wait for it; form B batch summaries wait
+ * for the instance's next step to learn their latency. Step ids must move forward per instance.
+ * All state lives in a {@link State} so the Kafka Streams processor can back it by a changelogged
+ * store.
+ */
+public final class StepAssembler {
+    /** How long a step waits for its phase spans, and a form B summary for its successor. */
+    public static final long DEFAULT_REORDER_WINDOW_MS = 2_000;
+    private static final HexFormat HEX = HexFormat.of();
+
+    /** Key-value state of the assembler. */
+    public interface State {
+        byte[] get(String key);
+
+        void put(String key, byte[] value);
+
+        void delete(String key);
+
+        /** Every entry whose key starts with {@code prefix}. */
+        List<Map.Entry<String, byte[]>> withPrefix(String prefix);
+    }
+
+    /** Where results go. */
+    public interface Output {
+        void step(StepRecord step);
+
+        void request(RequestEvent event);
+
+        void reject(Rejection why, byte[] payload);
+    }
+
+    private final long windowMs;
+
+    public StepAssembler(long windowMs) {
+        if (windowMs < 0) {
+            throw new IllegalArgumentException("reorder window must be >= 0");
+        }
+        this.windowMs = windowMs;
+    }
+
+    public void accept(ResourceSpans rs, long nowMs, State state, Output out) {
+        InstanceIdentity id;
+        try {
+            id = InstanceIdentity.of(rs.getResource());
+        } catch (Rejection r) {
+            out.reject(r, rs.toByteArray());
+            return;
+        }
+        String inst = id.instanceId();
+        Map<ByteString, List<Span>> childrenByParent = new HashMap<>();
+        List<Span> steps = new ArrayList<>();
+        for (ScopeSpans ss : rs.getScopeSpansList()) {
+            for (Span s : ss.getSpansList()) {
+                if (s.getName().equals(StepMapper.STEP_SPAN)) {
+                    steps.add(s);
+                } else if (StepMapper.isPhase(s.getName())) {
+                    childrenByParent.computeIfAbsent(s.getParentSpanId(), k -> new ArrayList<>()).add(s);
+                }
+                List<Rejection> bad = new ArrayList<>();
+                for (RequestEvent e : RequestMapper.fromSpan(s, id, bad)) {
+                    out.request(e);
+                }
+                for (Rejection r : bad) {
+                    out.reject(r, s.toByteArray());
+                }
+                for (Span.Event e : s.getEventsList()) {
+                    if (e.getName().equals(StepMapper.BATCH_SUMMARY)) {
+                        formB(e, id, nowMs, state, out);
+                    }
+                }
+            }
+        }
+        for (Span step : steps) {
+            List<Span> kids = childrenByParent.remove(step.getSpanId());
+            formA(step, kids == null ? new ArrayList<>() : kids, id, rs, nowMs, state, out);
+        }
+        // phase spans whose step was not in this message: attach to a pending step, or wait for it
+        for (Map.Entry<ByteString, List<Span>> e : childrenByParent.entrySet()) {
+            String pkey = "p|" + inst + "|" + HEX.formatHex(e.getKey().toByteArray());
+            byte[] pending = state.get(pkey);
+            if (pending != null) {
+                ResourceSpans held = parse(pending);
+                ResourceSpans.Builder b = held.toBuilder();
+                b.getScopeSpansBuilder(0).addAllSpans(e.getValue());
+                ResourceSpans merged = b.build();
+                if (complete(merged, id)) {
+                    state.delete(pkey);
+                    emitHeld(merged, id, out);
+                } else {
+                    state.put(pkey, withTime(arrival(pending), merged));
+                }
+            } else {
+                String okey = "o|" + inst + "|" + HEX.formatHex(e.getKey().toByteArray());
+                byte[] orphans = state.get(okey);
+                ResourceSpans.Builder b = orphans == null
+                        ? ResourceSpans.newBuilder().setResource(rs.getResource()).addScopeSpans(ScopeSpans.newBuilder())
+                        : parse(orphans).toBuilder();
+                b.getScopeSpansBuilder(0).addAllSpans(e.getValue());
+                state.put(okey, withTime(orphans == null ? nowMs : arrival(orphans), b.build()));
+            }
+        }
+    }
+
+    private void formA(Span step, List<Span> kids, InstanceIdentity id, ResourceSpans rs, long nowMs, State state, Output out) {
+        String inst = id.instanceId();
+        String spanHex = HEX.formatHex(step.getSpanId().toByteArray());
+        String okey = "o|" + inst + "|" + spanHex;
+        byte[] orphans = state.get(okey);
+        if (orphans != null) {
+            kids.addAll(parse(orphans).getScopeSpans(0).getSpansList());
+            state.delete(okey);
+        }
+        StepRecord record;
+        try {
+            record = StepMapper.formA(step, kids, id);
+            checkForward(inst, record.getStepId(), state);
+        } catch (Rejection r) {
+            out.reject(r, step.toByteArray());
+            return;
+        }
+        ResourceSpans held = ResourceSpans.newBuilder().setResource(rs.getResource())
+                .addScopeSpans(ScopeSpans.newBuilder().addSpans(step).addAllSpans(kids)).build();
+        if (complete(held, id)) {
+            out.step(record);
+        } else {
+            state.put("p|" + inst + "|" + spanHex, withTime(nowMs, held));
+        }
+    }
+
+    private void formB(Span.Event e, InstanceIdentity id, long nowMs, State state, Output out) {
+        StepRecord.Builder b;
+        try {
+            b = StepMapper.formB(e, id);
+            checkForward(id.instanceId(), b.getStepId(), state);
+        } catch (Rejection r) {
+            out.reject(r, e.toByteArray());
+            return;
+        }
+        if (b.getLatencySource() == LatencySource.EXPLICIT) {
+            out.step(b.build());
+            return;
+        }
+        String key = "b|" + id.instanceId();
+        byte[] pending = state.get(key);
+        if (pending != null) {
+            StepRecord prev = Serdes.STEP.decode(slice(pending));
+            if (b.getStepId() == prev.getStepId() + 1) {
+                long latency = b.getTsStartNs() - prev.getTsStartNs();
+                out.step(StepRecord.newBuilder(prev).setLatencyNs(Math.max(0, latency))
+                        .setEndUnixNano(prev.getStartUnixNano() + Math.max(0, latency))
+                        .setLatencySource(LatencySource.NEXT_STEP_INTERVAL).build());
+            } else {
+                out.step(scheduleOnly(prev));
+            }
+        }
+        state.put(key, withTime(nowMs, Serdes.STEP.encode(b.build())));
+    }
+
+    private static StepRecord scheduleOnly(StepRecord prev) {
+        long ns = prev.getDurationUs() == null ? 0 : prev.getDurationUs() * 1000;
+        return StepRecord.newBuilder(prev).setLatencyNs(ns).setEndUnixNano(prev.getStartUnixNano() + ns)
+                .setLatencySource(LatencySource.SCHEDULE_ONLY).build();
+    }
+
+    private static void checkForward(String inst, long stepId, State state) {
+        String key = "last|" + inst;
+        byte[] last = state.get(key);
+        if (last != null) {
+            long prev = ByteBuffer.wrap(last).getLong();
+            if (stepId == prev) {
+                throw new Rejection(Rejection.DUPLICATE_STEP, "step " + stepId + " of " + inst + " seen twice");
+            }
+            if (stepId < prev) {
+                throw new Rejection(Rejection.STEP_ID_BACKWARDS, "step id of " + inst + " went backwards: " + stepId + " after " + prev);
+            }
+        }
+        state.put(key, ByteBuffer.allocate(8).putLong(stepId).array());
+    }
+
+    /** Emits what waited longer than the window: steps without all their phases, summaries without a successor. */
+    public void expire(long nowMs, State state, Output out) {
+        for (Map.Entry<String, byte[]> e : state.withPrefix("p|")) {
+            if (nowMs - arrival(e.getValue()) >= windowMs) {
+                state.delete(e.getKey());
+                ResourceSpans held = parse(e.getValue());
+                try {
+                    emitHeld(held, InstanceIdentity.of(held.getResource()), out);
+                } catch (Rejection r) {
+                    out.reject(r, held.toByteArray());
+                }
+            }
+        }
+        for (Map.Entry<String, byte[]> e : state.withPrefix("o|")) {
+            if (nowMs - arrival(e.getValue()) >= windowMs) {
+                state.delete(e.getKey());
+                out.reject(new Rejection(Rejection.ORPHAN_PHASE_SPAN, "phase spans whose EngineCore::Step never arrived (" + e.getKey().substring(2) + ")"),
+                        slice(e.getValue()));
+            }
+        }
+        for (Map.Entry<String, byte[]> e : state.withPrefix("b|")) {
+            if (nowMs - arrival(e.getValue()) >= windowMs) {
+                state.delete(e.getKey());
+                out.step(scheduleOnly(Serdes.STEP.decode(slice(e.getValue()))));
+            }
+        }
+    }
+
+    private static void emitHeld(ResourceSpans held, InstanceIdentity id, Output out) {
+        List<Span> spans = held.getScopeSpans(0).getSpansList();
+        Span step = spans.get(0);
+        out.step(StepMapper.formA(step, new ArrayList<>(spans.subList(1, spans.size())), id));
+    }
+
+    /** All phases there: the three EngineCore phases and four per rank; with unknown TP, any rank phases. */
+    private static boolean complete(ResourceSpans held, InstanceIdentity id) {
+        List<Span> spans = held.getScopeSpans(0).getSpansList();
+        int engine = 0;
+        int rank = 0;
+        for (int i = 1; i < spans.size(); i++) {
+            if (StepMapper.ENGINE_PHASES.contains(spans.get(i).getName())) {
+                engine++;
+            } else {
+                rank++;
+            }
+        }
+        if (id.tp() != null) {
+            return engine >= 3 && rank >= 4 * id.tp();
+        }
+        return engine >= 3 && rank >= 4;
+    }
+
+    private static byte[] withTime(long ms, ResourceSpans rs) {
+        return withTime(ms, rs.toByteArray());
+    }
+
+    private static byte[] withTime(long ms, byte[] body) {
+        return ByteBuffer.allocate(8 + body.length).putLong(ms).put(body).array();
+    }
+
+    private static long arrival(byte[] v) {
+        return ByteBuffer.wrap(v).getLong();
+    }
+
+    private static byte[] slice(byte[] v) {
+        byte[] out = new byte[v.length - 8];
+        System.arraycopy(v, 8, out, 0, out.length);
+        return out;
+    }
+
+    private static ResourceSpans parse(byte[] withTime) {
+        try {
+            return ResourceSpans.parseFrom(slice(withTime));
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalStateException("corrupt assembler state", e);
+        }
+    }
+}
