@@ -89,8 +89,8 @@ public final class StepExecutor {
         double fwdAr = h.allReduce() * f;
         double syncedForwardEnd = 0;
         for (int r = 0; r < tp; r++) {
-            // the regressed kernel is the MLP up-projection GEMM, 30% of the linear time
-            ownForward[r] = (fwdLinear * (1 + 0.30 * (attnSlow - 1)) + fwdAttn + fwdAr) * kernelSlow[r] + bubble[r];
+            // the regressed kernels are the MLP up and down GEMMs, half of the linear time
+            ownForward[r] = (fwdLinear * (1 + 0.50 * (attnSlow - 1)) + fwdAttn + fwdAr) * kernelSlow[r] + bubble[r];
             syncedForwardEnd = Math.max(syncedForwardEnd, pre[r] + ownForward[r]);
         }
         double sample = h.sample() * f;

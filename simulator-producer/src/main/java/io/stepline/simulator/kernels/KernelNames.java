@@ -13,8 +13,9 @@ public final class KernelNames {
     public static final String ATTN_DECODE = "_ZN4vllm25paged_attention_v2_kernelIN3c108BFloat16ES2_Li128ELi16ELi128ELNS_18Fp8KVCacheDataTypeE0ELb0ELi512EEEvPfS5_PT_PKS6_PKT0_SC_ifPKiSE_iPKfiiiSG_SG_";
     public static final String GEMM_O = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas";
     public static final String GEMM_UP = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize256x128x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas";
-    /** The mis-built MLP up-projection GEMM of the KERNEL_REGRESSION fault: another tile configuration. */
+    /** The mis-built MLP GEMMs of the KERNEL_REGRESSION fault: the same GEMMs with another tile configuration. */
     public static final String GEMM_UP_REGRESSED = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x64x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas";
+    public static final String GEMM_DOWN_REGRESSED = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x64x64_warpgroupsize1x1x1_execute_segment_k_on_kernel__5x_cublas";
     public static final String SILU = "_ZN4vllm18act_and_mul_kernelIN3c108BFloat16EXadL_ZNS_11silu_kernelIS2_EET_RKS4_EELb1EEEvPS4_PS5_i";
     public static final String GEMM_DOWN = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas";
     public static final String ALL_REDUCE = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)";

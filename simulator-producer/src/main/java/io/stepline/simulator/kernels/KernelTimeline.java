@@ -43,6 +43,7 @@ public final class KernelTimeline {
         double wait = p.collectiveWaitNs() / 2;
         String attnName = p.prefill() ? KernelNames.ATTN_PREFILL : KernelNames.ATTN_DECODE;
         String upName = p.regressedVariant() ? KernelNames.GEMM_UP_REGRESSED : KernelNames.GEMM_UP;
+        String downName = p.regressedVariant() ? KernelNames.GEMM_DOWN_REGRESSED : KernelNames.GEMM_DOWN;
         double upFactor = p.regressedVariant() ? p.regressionSlowdown() : 1;
         int bubbleLayer = layers / 2;
         for (int l = 0; l < layers; l++) {
@@ -60,7 +61,7 @@ public final class KernelTimeline {
             t = add(out, KernelNames.RMS_NORM, KernelKind.KERNEL, COMPUTE_STREAM, t, lin * 0.04);
             t = add(out, upName, KernelKind.KERNEL, COMPUTE_STREAM, t, lin * 0.30 * upFactor);
             t = add(out, KernelNames.SILU, KernelKind.KERNEL, COMPUTE_STREAM, t, lin * 0.05);
-            t = add(out, KernelNames.GEMM_DOWN, KernelKind.KERNEL, COMPUTE_STREAM, t, lin * 0.20);
+            t = add(out, downName, KernelKind.KERNEL, COMPUTE_STREAM, t, lin * 0.20 * upFactor);
             if (p.tp() > 1) {
                 t = add(out, KernelNames.ALL_REDUCE, KernelKind.COLLECTIVE, NCCL_STREAM, t, ar + (l == bubbleLayer ? wait : 0));
             }

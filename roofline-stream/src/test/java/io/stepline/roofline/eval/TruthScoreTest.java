@@ -1,4 +1,4 @@
-package io.stepline.cli.score;
+package io.stepline.roofline.eval;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,0 +1,126 @@
+package io.stepline.cli.bench;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.opentelemetry.proto.trace.v1.ResourceSpans;
+import io.opentelemetry.proto.trace.v1.TracesData;
+
+import io.stepline.events.FaultEpisode;
+import io.stepline.events.RequestEvent;
+import io.stepline.events.StepLabel;
+import io.stepline.events.StepRecord;
+import io.stepline.ingest.topology.StepAssembler;
+import io.stepline.ingest.validation.Rejection;
+import io.stepline.roofline.eval.DetectionEvaluator;
+import io.stepline.roofline.model.PaperRoofline;
+import io.stepline.roofline.model.RobustRoofline;
+import io.stepline.simulator.Simulation;
+import io.stepline.simulator.SimulationConfig;
+import io.stepline.simulator.instance.StepOutput;
+import io.stepline.simulator.otlp.StepSpanEncoder;
+import io.stepline.simulator.sink.SimulationSink;
+
+/**
+ * Detection quality without Kafka: the simulator's OTLP goes through ingest's mapping (the same
+ * {@link StepAssembler} the topology runs) and both models score the resulting step records
+ * against the simulator's ground truth. Same code paths as the pipeline, minus the broker.
+ */
+public final class DetectionBench {
+    private DetectionBench() {}
+
+    /** Steps as ingest produced them, and the truth. */
+    public record Data(List<StepRecord> steps, List<StepLabel> labels, List<FaultEpisode> episodes, long rejected) {}
+
+    public static Data simulate(SimulationConfig cfg) throws IOException {
+        StepSpanEncoder encoder = new StepSpanEncoder(cfg.form());
+        StepAssembler assembler = new StepAssembler(0);
+        Map<String, byte[]> store = new HashMap<>();
+        StepAssembler.State state = new StepAssembler.State() {
+            @Override
+            public byte[] get(String key) {
+                return store.get(key);
+            }
+
+            @Override
+            public void put(String key, byte[] value) {
+                store.put(key, value);
+            }
+
+            @Override
+            public void delete(String key) {
+                store.remove(key);
+            }
+
+            @Override
+            public List<Map.Entry<String, byte[]>> withPrefix(String prefix) {
+                List<Map.Entry<String, byte[]>> out = new ArrayList<>();
+                store.entrySet().stream().filter(e -> e.getKey().startsWith(prefix)).sorted(Map.Entry.comparingByKey())
+                        .forEach(e -> out.add(Map.entry(e.getKey(), e.getValue())));
+                return out;
+            }
+        };
+        List<StepRecord> steps = new ArrayList<>();
+        List<StepLabel> labels = new ArrayList<>();
+        List<FaultEpisode> episodes = new ArrayList<>();
+        long[] rejected = {0};
+        StepAssembler.Output out = new StepAssembler.Output() {
+            @Override
+            public void step(StepRecord s) {
+                steps.add(s);
+            }
+
+            @Override
+            public void request(RequestEvent e) {
+                // request events do not take part in step detection
+            }
+
+            @Override
+            public void reject(Rejection why, byte[] payload) {
+                rejected[0]++;
+            }
+        };
+        List<StepOutput> batch = new ArrayList<>();
+        new Simulation(cfg).run(new SimulationSink() {
+            @Override
+            public void begin(List<FaultEpisode> eps) {
+                episodes.addAll(eps);
+            }
+
+            @Override
+            public void step(StepOutput s) {
+                labels.add(s.label());
+                batch.add(s);
+                if (batch.size() >= 64) {
+                    flush();
+                }
+            }
+
+            private void flush() {
+                TracesData td = encoder.encode(batch);
+                for (ResourceSpans rs : td.getResourceSpansList()) {
+                    assembler.accept(rs, 0, state, out);
+                }
+                batch.clear();
+            }
+
+            @Override
+            public void close() {
+                flush();
+                assembler.expire(Long.MAX_VALUE, state, out);
+            }
+        }, null);
+        return new Data(steps, labels, episodes, rejected[0]);
+    }
+
+    public static List<DetectionEvaluator.Result> evaluate(Data d) {
+        List<DetectionEvaluator.Result> results = new ArrayList<>();
+        results.add(DetectionEvaluator.evaluate("paper", PaperRoofline::new, d.steps(), d.labels(), d.episodes()));
+        results.add(DetectionEvaluator.evaluate("robust", () -> new RobustRoofline(RobustRoofline.Settings.defaults()),
+                d.steps(), d.labels(), d.episodes()));
+        return results;
+    }
+}

@@ -1,0 +1,49 @@
+package io.stepline.roofline.model;
+
+import java.nio.ByteBuffer;
+import java.util.Map;
+
+import io.stepline.events.StepRecord;
+
+/**
+ * One instance's latency model: scores a step against what it has learned, then learns from it.
+ * The state is a small header plus a ring of points; {@link #dirty()} tells which parts changed
+ * since the last call so a store can persist deltas, and {@link #restore} rebuilds the detector
+ * from them, giving the same verdicts as if it had never stopped.
+ */
+public interface LatencyDetector {
+    Assessment assess(StepRecord step);
+
+    String kind();
+
+    long version();
+
+    String[] featureNames();
+
+    /** Coefficients of the current fit, one per feature name (NaN while warming up). */
+    double[] coefficients();
+
+    double interceptNs();
+
+    double boundRatio();
+
+    /** Reference model for drift, or null. */
+    double[] referenceCoefficients();
+
+    double referenceInterceptNs();
+
+    long referenceVersion();
+
+    double driftRatio();
+
+    long stepsSeen();
+
+    /** Changed state since the last call: "h" for the header, "s<slot>" for ring slots. Clears the dirty set. */
+    Map<String, ByteBuffer> dirty();
+
+    /** Rebuilds from persisted parts (as produced by {@link #dirty()}). */
+    void restore(Map<String, ByteBuffer> parts);
+
+    /** Approximate bytes of state (header plus ring). */
+    long stateBytes();
+}

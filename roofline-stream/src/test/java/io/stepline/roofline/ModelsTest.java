@@ -1,0 +1,161 @@
+package io.stepline.roofline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.api.Test;
+
+import io.stepline.events.StepRecord;
+import io.stepline.events.Verdict;
+import io.stepline.roofline.model.Assessment;
+import io.stepline.roofline.model.PaperRoofline;
+import io.stepline.roofline.model.Ransac;
+import io.stepline.roofline.model.RobustRoofline;
+
+class ModelsTest {
+    private static final long STEP_NS = 10_000_000L;
+
+    @Test
+    void ransacIgnoresOutliersThatDragOlsAway() {
+        SplittableRandom rng = new SplittableRandom(1);
+        List<double[]> xs = new ArrayList<>();
+        List<Double> ys = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            double x = rng.nextDouble() * 1000;
+            double y = 500 + 3 * x;
+            if (i % 4 == 0) {
+                y *= 3; // 25% gross outliers
+            }
+            xs.add(new double[] {x});
+            ys.add(y);
+        }
+        Ransac.Fit ols = Ransac.ols(xs, ys);
+        Ransac.Fit r = new Ransac(64, 0.05, 1).fit(xs, ys);
+        assertThat(r.coefficients()[0]).isCloseTo(3.0, org.assertj.core.data.Offset.offset(0.05));
+        assertThat(r.intercept()).isCloseTo(500, org.assertj.core.data.Offset.offset(20.0));
+        assertThat(r.inliers()).isEqualTo(150);
+        assertThat(Math.abs(ols.coefficients()[0] - 3)).isGreaterThan(0.5);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Steps.Noise.class)
+    void robustModelFlagsSlowStepsAndAlmostNoHealthyOnes(Steps.Noise noise) {
+        SplittableRandom rng = new SplittableRandom(7);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        long healthy = 0;
+        long fp = 0;
+        long faulted = 0;
+        long caught = 0;
+        for (int i = 0; i < 60_000; i++) {
+            boolean fault = i > 5_000 && i % 1_000 < 20;
+            Assessment a = m.assess(Steps.step(rng, "i", i, i * STEP_NS, noise, fault ? 1.6 : 1.0));
+            if (a.verdict() == Verdict.WARMING_UP) {
+                continue;
+            }
+            if (fault) {
+                faulted++;
+                caught += a.verdict() == Verdict.OUTLIER ? 1 : 0;
+            } else {
+                healthy++;
+                fp += a.verdict() == Verdict.OUTLIER ? 1 : 0;
+            }
+        }
+        assertThat((double) caught / faulted).as("recall on 1.6x steps").isGreaterThanOrEqualTo(0.99);
+        assertThat((double) fp / healthy).as("false-positive rate").isLessThan(0.001);
+    }
+
+    @Test
+    void faultEpisodesDoNotDragTheModelUp() {
+        SplittableRandom rng = new SplittableRandom(3);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        for (int i = 0; i < 3_000; i++) {
+            m.assess(Steps.step(rng, "i", i, i * STEP_NS, Steps.Noise.LOGNORMAL, 1.0));
+        }
+        double before = m.interceptNs();
+        int flagged = 0;
+        for (int i = 3_000; i < 4_000; i++) { // a long 3x episode: 1,000 steps
+            flagged += m.assess(Steps.step(rng, "i", i, i * STEP_NS, Steps.Noise.LOGNORMAL, 3.0)).verdict() == Verdict.OUTLIER ? 1 : 0;
+        }
+        assertThat(flagged).isEqualTo(1_000);
+        assertThat(m.interceptNs()).isCloseTo(before, org.assertj.core.data.Percentage.withPercentage(1));
+    }
+
+    @Test
+    void aSustainedRegressionUnderTheBoundIsReportedAsDrift() {
+        SplittableRandom rng = new SplittableRandom(5);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        List<Assessment.Drift> drifts = new ArrayList<>();
+        for (int i = 0; i < 20_000; i++) {
+            double slow = i >= 8_000 ? 1.2 : 1.0; // from step 8,000 (80 s) on, every step 1.2x
+            Assessment a = m.assess(Steps.step(rng, "i", i, i * STEP_NS, Steps.Noise.LOGNORMAL, slow));
+            if (a.drift() != null) {
+                drifts.add(a.drift());
+                assertThat(i).as("reported within 60 s of step time").isBetween(8_000, 14_000);
+            }
+        }
+        assertThat(drifts).hasSize(1);
+        assertThat(drifts.get(0).ratio()).isBetween(1.12, 1.3);
+    }
+
+    @Test
+    void restoredStateGivesTheSameVerdictsAsAnUninterruptedRun() {
+        SplittableRandom rngA = new SplittableRandom(11);
+        List<StepRecord> steps = new ArrayList<>();
+        for (int i = 0; i < 4_000; i++) {
+            steps.add(Steps.step(rngA, "i", i, i * STEP_NS, Steps.Noise.GAMMA_HEAVY_TAIL, i % 500 < 5 ? 2 : 1));
+        }
+        RobustRoofline uninterrupted = new RobustRoofline(RobustRoofline.Settings.defaults());
+        List<String> expected = new ArrayList<>();
+        for (StepRecord s : steps) {
+            Assessment a = uninterrupted.assess(s);
+            expected.add(a.verdict() + "/" + a.modelVersion() + "/" + a.expectedNs());
+        }
+        RobustRoofline first = new RobustRoofline(RobustRoofline.Settings.defaults());
+        Map<String, ByteBuffer> store = new HashMap<>();
+        List<String> got = new ArrayList<>();
+        for (int i = 0; i < 2_345; i++) {
+            Assessment a = first.assess(steps.get(i));
+            got.add(a.verdict() + "/" + a.modelVersion() + "/" + a.expectedNs());
+            store.putAll(first.dirty());
+        }
+        RobustRoofline restored = new RobustRoofline(RobustRoofline.Settings.defaults());
+        restored.restore(store);
+        for (int i = 2_345; i < steps.size(); i++) {
+            Assessment a = restored.assess(steps.get(i));
+            got.add(a.verdict() + "/" + a.modelVersion() + "/" + a.expectedNs());
+        }
+        assertThat(got).isEqualTo(expected);
+    }
+
+    @Test
+    void paperBaselineWarmsUpThenFlagsStepsAboveItsP99Line() {
+        SplittableRandom rng = new SplittableRandom(2);
+        PaperRoofline p = new PaperRoofline();
+        Assessment first = p.assess(Steps.step(rng, "i", 0, 0, Steps.Noise.LOGNORMAL, 1));
+        assertThat(first.verdict()).isEqualTo(Verdict.WARMING_UP);
+        for (int i = 1; i < 5_000; i++) {
+            p.assess(Steps.step(rng, "i", i, i * STEP_NS, Steps.Noise.LOGNORMAL, 1));
+        }
+        assertThat(p.version()).isPositive();
+        int flagged = 0;
+        for (int i = 5_000; i < 5_100; i++) {
+            flagged += p.assess(Steps.step(rng, "i", i, i * STEP_NS, Steps.Noise.LOGNORMAL, 4)).verdict() == Verdict.OUTLIER ? 1 : 0;
+        }
+        assertThat(flagged).isGreaterThan(90);
+    }
+
+    @Test
+    void settingsAreValidated() {
+        assertThatThrownBy(() -> new RobustRoofline.Settings(16, 10, 1, 6, 1.15, 1.45, 0, 1.1, 0, 3)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new RobustRoofline.Settings(512, 200, 64, 6, 1.5, 1.2, 0, 1.1, 0, 3)).hasMessageContaining("minBoundRatio");
+    }
+}
