@@ -1,0 +1,184 @@
+package io.stepline.roofline;
+
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.function.Supplier;
+
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.streams.StreamsConfig;
+
+import io.stepline.roofline.model.LatencyDetector;
+import io.stepline.roofline.model.PaperRoofline;
+import io.stepline.roofline.model.RobustRoofline;
+import io.stepline.roofline.retention.RetentionStats;
+
+/** Validated settings of the detector application, assembled into one {@link Properties}. */
+public final class DetectorConfig {
+    public static final String DEFAULT_APPLICATION_ID = "stepline-roofline";
+    /** Share of NORMAL steps whose kernels are kept as a baseline for reports. */
+    public static final double DEFAULT_BASELINE_SAMPLE_RATE = 0.002;
+    /** How long a kernel batch waits for its step's verdict. */
+    public static final long DEFAULT_PENDING_MAX_AGE_MS = 30_000;
+    /** Bytes of kernel batches that may wait at once (per stream task). */
+    public static final long DEFAULT_PENDING_MAX_BYTES = 256L * 1024 * 1024;
+    public static final long DEFAULT_COMMIT_INTERVAL_MS = 100;
+
+    public enum Model { ROBUST, PAPER }
+
+    private final String applicationId;
+    private final Model model;
+    private final RobustRoofline.Settings robust;
+    private final double baselineSampleRate;
+    private final long pendingMaxAgeMs;
+    private final long pendingMaxBytes;
+    private final Path stateDir;
+    private final long commitIntervalMs;
+    private final RetentionStats stats = new RetentionStats();
+    private final String topicPrefix;
+
+    private DetectorConfig(Builder b) {
+        this.applicationId = b.applicationId;
+        this.model = b.model;
+        this.robust = b.robust;
+        this.baselineSampleRate = b.baselineSampleRate;
+        this.pendingMaxAgeMs = b.pendingMaxAgeMs;
+        this.pendingMaxBytes = b.pendingMaxBytes;
+        this.stateDir = b.stateDir;
+        this.commitIntervalMs = b.commitIntervalMs;
+        this.topicPrefix = b.outputPrefix;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public String applicationId() {
+        return applicationId;
+    }
+
+    public Model model() {
+        return model;
+    }
+
+    public Supplier<LatencyDetector> detectorFactory() {
+        return model == Model.PAPER ? PaperRoofline::new : () -> new RobustRoofline(robust);
+    }
+
+    public double baselineSampleRate() {
+        return baselineSampleRate;
+    }
+
+    public long pendingMaxAgeMs() {
+        return pendingMaxAgeMs;
+    }
+
+    public long pendingMaxBytes() {
+        return pendingMaxBytes;
+    }
+
+    public RetentionStats stats() {
+        return stats;
+    }
+
+    /** Prefix of the output topics (empty normally; replays write to fresh, prefixed topics). */
+    public String outputPrefix() {
+        return topicPrefix;
+    }
+
+    public Properties streamsProperties(String bootstrapServers) {
+        Properties p = new Properties();
+        p.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
+        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, commitIntervalMs);
+        p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 32L * 1024 * 1024);
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG), 5000);
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.FETCH_MAX_BYTES_CONFIG), 64 * 1024 * 1024);
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG), 16 * 1024 * 1024);
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 5);
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.BATCH_SIZE_CONFIG), 512 * 1024);
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG), "lz4");
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG), 16 * 1024 * 1024);
+        return p;
+    }
+
+    public static final class Builder {
+        private String applicationId = DEFAULT_APPLICATION_ID;
+        private Model model = Model.ROBUST;
+        private RobustRoofline.Settings robust = RobustRoofline.Settings.defaults();
+        private double baselineSampleRate = DEFAULT_BASELINE_SAMPLE_RATE;
+        private long pendingMaxAgeMs = DEFAULT_PENDING_MAX_AGE_MS;
+        private long pendingMaxBytes = DEFAULT_PENDING_MAX_BYTES;
+        private Path stateDir = Path.of(System.getProperty("java.io.tmpdir"), "stepline-streams");
+        private long commitIntervalMs = DEFAULT_COMMIT_INTERVAL_MS;
+        private String outputPrefix = "";
+
+        private Builder() {}
+
+        public Builder applicationId(String id) {
+            if (id == null || id.isBlank()) {
+                throw new IllegalArgumentException("application id must not be blank");
+            }
+            this.applicationId = id;
+            return this;
+        }
+
+        public Builder model(String name) {
+            try {
+                this.model = Model.valueOf(name.toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("model must be robust or paper, got '" + name + "'");
+            }
+            return this;
+        }
+
+        public Builder robustSettings(RobustRoofline.Settings s) {
+            this.robust = Objects.requireNonNull(s);
+            return this;
+        }
+
+        public Builder baselineSampleRate(double rate) {
+            if (rate < 0 || rate > 1) {
+                throw new IllegalArgumentException("baseline sample rate must be in [0, 1], got " + rate);
+            }
+            this.baselineSampleRate = rate;
+            return this;
+        }
+
+        public Builder pendingLimits(long maxAgeMs, long maxBytes) {
+            if (maxAgeMs < 100 || maxBytes < 1024 * 1024) {
+                throw new IllegalArgumentException("pending kernels need max age >= 100 ms and max bytes >= 1 MiB");
+            }
+            this.pendingMaxAgeMs = maxAgeMs;
+            this.pendingMaxBytes = maxBytes;
+            return this;
+        }
+
+        public Builder stateDir(Path dir) {
+            this.stateDir = Objects.requireNonNull(dir);
+            return this;
+        }
+
+        public Builder commitIntervalMs(long ms) {
+            if (ms < 1) {
+                throw new IllegalArgumentException("commit interval must be >= 1 ms");
+            }
+            this.commitIntervalMs = ms;
+            return this;
+        }
+
+        public Builder outputPrefix(String prefix) {
+            this.outputPrefix = Objects.requireNonNull(prefix);
+            return this;
+        }
+
+        public DetectorConfig build() {
+            return new DetectorConfig(this);
+        }
+    }
+}

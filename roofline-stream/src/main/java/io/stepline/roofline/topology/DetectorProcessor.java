@@ -1,0 +1,287 @@
+package io.stepline.roofline.topology;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+import io.stepline.events.Anomaly;
+import io.stepline.events.AnomalyKind;
+import io.stepline.events.DeadLetter;
+import io.stepline.events.KernelBatch;
+import io.stepline.events.LatencySource;
+import io.stepline.events.RetainedKernelBatch;
+import io.stepline.events.RooflineModel;
+import io.stepline.events.Severity;
+import io.stepline.events.StepRecord;
+import io.stepline.events.StepVerdict;
+import io.stepline.events.Verdict;
+import io.stepline.roofline.DetectorConfig;
+import io.stepline.roofline.model.Assessment;
+import io.stepline.roofline.model.LatencyDetector;
+import io.stepline.roofline.model.StepFeatures;
+import io.stepline.roofline.retention.RetentionStats;
+import io.stepline.schemas.Topics;
+
+/**
+ * Judges steps with the instance's model and decides what happens to kernel batches: kept when
+ * their step is an OUTLIER (or sampled as a baseline), dropped otherwise. Model state is persisted
+ * as deltas (header + changed ring slots) in a changelogged store, so a restarted task continues
+ * with exactly the model it had at its last commit.
+ */
+final class DetectorProcessor implements Processor<String, byte[], String, byte[]> {
+    /** Recent verdicts per instance kept in memory for kernel batches that arrive after their step. */
+    static final int VERDICT_CACHE = 8192;
+
+    private final DetectorConfig cfg;
+    private final RetentionStats stats;
+    private ProcessorContext<String, byte[]> ctx;
+    private KeyValueStore<String, byte[]> models;
+    private KeyValueStore<String, byte[]> pending;
+    private final Map<String, LatencyDetector> detectors = new HashMap<>();
+    private final Map<String, LinkedHashMap<Long, double[]>> verdicts = new HashMap<>();
+    private long pendingBytes;
+
+    DetectorProcessor(DetectorConfig cfg) {
+        this.cfg = cfg;
+        this.stats = cfg.stats();
+    }
+
+    @Override
+    public void init(ProcessorContext<String, byte[]> context) {
+        this.ctx = context;
+        this.models = context.getStateStore(RooflineTopology.MODEL_STORE);
+        this.pending = context.getStateStore(RooflineTopology.PENDING_STORE);
+        try (KeyValueIterator<String, byte[]> it = pending.all()) {
+            while (it.hasNext()) {
+                pendingBytes += it.next().value.length - 8;
+            }
+        }
+        context.schedule(Duration.ofSeconds(1), PunctuationType.WALL_CLOCK_TIME, this::expire);
+    }
+
+    @Override
+    public void process(Record<String, byte[]> record) {
+        String topic = ctx.recordMetadata().map(m -> m.topic()).orElse("");
+        if (topic.equals(Topics.KERNELS.topicName())) {
+            kernels(record);
+        } else {
+            step(record);
+        }
+    }
+
+    private void step(Record<String, byte[]> record) {
+        StepRecord s;
+        try {
+            s = io.stepline.schemas.Serdes.STEP.decode(record.value());
+        } catch (RuntimeException e) {
+            dead(record, "UNDECODABLE_STEP", e.getMessage(), Topics.STEPS.topicName());
+            return;
+        }
+        if (s.getLatencySource() == LatencySource.SCHEDULE_ONLY) {
+            return; // only schedule() was timed: no latency to judge
+        }
+        String inst = s.getInstanceId();
+        LatencyDetector d = detector(inst);
+        Assessment a = d.assess(s);
+        persist(inst, d);
+        StepVerdict v = StepVerdict.newBuilder().setInstanceId(inst).setStepId(s.getStepId())
+                .setStartUnixNano(s.getStartUnixNano()).setEndUnixNano(s.getEndUnixNano()).setLatencyNs(s.getLatencyNs())
+                .setExpectedNs(a.expectedNs()).setBoundNs(a.boundNs()).setDeviationRatio(a.ratio()).setVerdict(a.verdict())
+                .setSeverity(a.severity()).setModelKind(d.kind()).setModelVersion(a.modelVersion())
+                .setProcessedTokens(StepFeatures.processedTokens(s)).setProducedUnixNano(record.timestamp() * 1_000_000L).build();
+        ctx.forward(record.withValue(io.stepline.schemas.Serdes.VERDICT.encode(v)), RooflineTopology.VERDICTS_SINK);
+        if (a.verdict() == Verdict.OUTLIER) {
+            Anomaly an = Anomaly.newBuilder().setAnomalyId(inst + "/" + s.getStepId()).setInstanceId(inst).setKind(AnomalyKind.OUTLIER)
+                    .setSeverity(a.severity()).setStartUnixNano(s.getStartUnixNano()).setEndUnixNano(s.getEndUnixNano())
+                    .setStepId(s.getStepId()).setLatencyNs(s.getLatencyNs()).setExpectedNs(a.expectedNs()).setBoundNs(a.boundNs())
+                    .setDeviationRatio(a.ratio()).setModelKind(d.kind()).setModelVersion(a.modelVersion()).setStep(s).build();
+            ctx.forward(record.withValue(io.stepline.schemas.Serdes.ANOMALY.encode(an)), RooflineTopology.ANOMALIES_SINK);
+        }
+        if (a.drift() != null) {
+            Anomaly an = Anomaly.newBuilder().setAnomalyId(inst + "/drift/" + s.getStepId()).setInstanceId(inst)
+                    .setKind(AnomalyKind.SUSTAINED_REGRESSION).setSeverity(a.drift().ratio() >= 1.5 ? Severity.HIGH : Severity.MEDIUM)
+                    .setStartUnixNano(a.drift().sinceNs()).setEndUnixNano(s.getEndUnixNano()).setStepId(s.getStepId())
+                    .setDeviationRatio(a.drift().ratio()).setModelKind(d.kind()).setModelVersion(a.modelVersion())
+                    .setReferenceModelVersion(a.drift().referenceVersion()).build();
+            ctx.forward(record.withValue(io.stepline.schemas.Serdes.ANOMALY.encode(an)), RooflineTopology.ANOMALIES_SINK);
+        }
+        if (a.refitted()) {
+            ctx.forward(record.withValue(io.stepline.schemas.Serdes.ROOFLINE.encode(roofline(inst, d, s.getEndUnixNano()))),
+                    RooflineTopology.ROOFLINES_SINK);
+        }
+        rememberVerdict(inst, s.getStepId(), a);
+        release(inst, s.getStepId(), a, record.timestamp());
+    }
+
+    private static RooflineModel roofline(String inst, LatencyDetector d, long nowNs) {
+        RooflineModel.Builder m = RooflineModel.newBuilder().setInstanceId(inst).setModelKind(d.kind()).setVersion(d.version())
+                .setFittedAtUnixNano(nowNs).setStepsSeen(d.stepsSeen()).setFeatureNames(Arrays.asList(d.featureNames()))
+                .setCoefficients(Arrays.stream(d.coefficients()).boxed().toList()).setInterceptNs(d.interceptNs())
+                .setBoundRatio(d.boundRatio());
+        if (d.referenceCoefficients() != null) {
+            m.setReferenceCoefficients(Arrays.stream(d.referenceCoefficients()).boxed().toList())
+                    .setReferenceInterceptNs(d.referenceInterceptNs()).setReferenceVersion(d.referenceVersion());
+        }
+        if (!Double.isNaN(d.driftRatio())) {
+            m.setDriftRatio(d.driftRatio());
+        }
+        return m.build();
+    }
+
+    private LatencyDetector detector(String inst) {
+        LatencyDetector d = detectors.get(inst);
+        if (d == null) {
+            d = cfg.detectorFactory().get();
+            Map<String, ByteBuffer> parts = new HashMap<>();
+            String prefix = "d|" + inst + "|";
+            try (KeyValueIterator<String, byte[]> it = models.prefixScan(prefix, Serdes.String().serializer())) {
+                while (it.hasNext()) {
+                    KeyValue<String, byte[]> kv = it.next();
+                    parts.put(kv.key.substring(prefix.length()), ByteBuffer.wrap(kv.value));
+                }
+            }
+            d.restore(parts);
+            detectors.put(inst, d);
+        }
+        return d;
+    }
+
+    private void persist(String inst, LatencyDetector d) {
+        for (Map.Entry<String, ByteBuffer> e : d.dirty().entrySet()) {
+            ByteBuffer b = e.getValue();
+            byte[] bytes = new byte[b.remaining()];
+            b.get(bytes);
+            models.put("d|" + inst + "|" + e.getKey(), bytes);
+        }
+    }
+
+    private void rememberVerdict(String inst, long stepId, Assessment a) {
+        LinkedHashMap<Long, double[]> m = verdicts.computeIfAbsent(inst, k -> new LinkedHashMap<>(1024, 0.75f, false) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<Long, double[]> eldest) {
+                return size() > VERDICT_CACHE;
+            }
+        });
+        m.put(stepId, new double[] {a.verdict().ordinal(), a.ratio()});
+    }
+
+    private void kernels(Record<String, byte[]> record) {
+        KernelBatch kb;
+        try {
+            kb = io.stepline.schemas.Serdes.KERNEL_BATCH.decode(record.value());
+        } catch (RuntimeException e) {
+            dead(record, "UNDECODABLE_KERNEL_BATCH", e.getMessage(), Topics.KERNELS.topicName());
+            return;
+        }
+        stats.kernelRecords.add(kb.getKernels().size());
+        int size = record.value().length;
+        LinkedHashMap<Long, double[]> known = verdicts.get(kb.getInstanceId());
+        double[] v = known == null ? null : known.get(kb.getStepId());
+        if (v != null) {
+            decide(kb, size, Verdict.values()[(int) v[0]], v[1], record.timestamp());
+            return;
+        }
+        if (pendingBytes + size > cfg.pendingMaxBytes()) {
+            stats.overflowBatches.increment();
+            stats.overflowBytes.add(size);
+            return;
+        }
+        String key = pendingKey(kb.getInstanceId(), kb.getStepId()) + kb.getRank();
+        pending.put(key, ByteBuffer.allocate(8 + size).putLong(System.currentTimeMillis()).put(record.value()).array());
+        pendingBytes += size;
+    }
+
+    private static String pendingKey(String inst, long stepId) {
+        // zero-padded step id keeps one step's ranks together for the prefix scan
+        return "k|" + inst + "|" + String.format("%019d", stepId) + "|";
+    }
+
+    private void release(String inst, long stepId, Assessment a, long ts) {
+        if (pendingBytes == 0) {
+            return;
+        }
+        List<String> done = new ArrayList<>();
+        try (KeyValueIterator<String, byte[]> it = pending.prefixScan(pendingKey(inst, stepId), Serdes.String().serializer())) {
+            while (it.hasNext()) {
+                KeyValue<String, byte[]> kv = it.next();
+                byte[] raw = Arrays.copyOfRange(kv.value, 8, kv.value.length);
+                decide(io.stepline.schemas.Serdes.KERNEL_BATCH.decode(raw), raw.length, a.verdict(), a.ratio(), ts);
+                pendingBytes -= raw.length;
+                done.add(kv.key);
+            }
+        }
+        done.forEach(pending::delete);
+    }
+
+    private void decide(KernelBatch kb, int size, Verdict verdict, double ratio, long ts) {
+        boolean outlier = verdict == Verdict.OUTLIER;
+        boolean baseline = !outlier && verdict == Verdict.NORMAL && sampled(kb.getInstanceId(), kb.getStepId());
+        if (!outlier && !baseline) {
+            stats.droppedBatches.increment();
+            stats.droppedBytes.add(size);
+            return;
+        }
+        if (outlier) {
+            stats.retainedOutlierBatches.increment();
+            stats.retainedOutlierBytes.add(size);
+        } else {
+            stats.retainedBaselineBatches.increment();
+            stats.retainedBaselineBytes.add(size);
+        }
+        RetainedKernelBatch r = new RetainedKernelBatch(kb, baseline, verdict, Double.isNaN(ratio) ? 0 : ratio, (long) size);
+        ctx.forward(new Record<>(kb.getInstanceId(), io.stepline.schemas.Serdes.RETAINED_KERNELS.encode(r), ts), RooflineTopology.RETAINED_SINK);
+    }
+
+    /** Deterministic sampling (a replay keeps the same baseline steps). */
+    private boolean sampled(String inst, long stepId) {
+        if (cfg.baselineSampleRate() <= 0) {
+            return false;
+        }
+        long h = (inst.hashCode() * 0x9E3779B97F4A7C15L) ^ (stepId * 0xC2B2AE3D27D4EB4FL);
+        h ^= h >>> 31;
+        h *= 0xBF58476D1CE4E5B9L;
+        h ^= h >>> 29;
+        return (h >>> 11) * 0x1.0p-53 < cfg.baselineSampleRate();
+    }
+
+    private void expire(long nowMs) {
+        if (pendingBytes == 0) {
+            return;
+        }
+        List<String> expired = new ArrayList<>();
+        try (KeyValueIterator<String, byte[]> it = pending.all()) {
+            while (it.hasNext()) {
+                KeyValue<String, byte[]> kv = it.next();
+                if (nowMs - ByteBuffer.wrap(kv.value).getLong() >= cfg.pendingMaxAgeMs()) {
+                    expired.add(kv.key);
+                    stats.expiredBatches.increment();
+                    stats.expiredBytes.add(kv.value.length - 8);
+                    pendingBytes -= kv.value.length - 8;
+                }
+            }
+        }
+        expired.forEach(pending::delete);
+    }
+
+    private void dead(Record<String, byte[]> record, String code, String reason, String source) {
+        String origin = ctx.recordMetadata().map(m -> m.topic() + "-" + m.partition() + "@" + m.offset()).orElse(null);
+        DeadLetter d = DeadLetter.newBuilder().setSource(source).setReasonCode(code).setReason(reason == null ? code : reason)
+                .setReceivedUnixNano(System.currentTimeMillis() * 1_000_000L).setOrigin(origin)
+                .setPayload(ByteBuffer.wrap(record.value() == null ? new byte[0] : record.value())).build();
+        ctx.forward(record.withValue(io.stepline.schemas.Serdes.DEAD_LETTER.encode(d)), RooflineTopology.DLQ_SINK);
+    }
+}

@@ -1,0 +1,54 @@
+package io.stepline.roofline.topology;
+
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.state.Stores;
+
+import io.stepline.roofline.DetectorConfig;
+import io.stepline.schemas.Topics;
+
+/**
+ * The detector topology. Steps and kernel batches, both keyed by instance and co-partitioned,
+ * meet in one processor so that an instance's model, its pending kernels and its verdicts live
+ * in one task.
+ *
+ * <pre>
+ * steps-source   (stepline.steps)   \
+ *                                     -> roofline-detector [roofline-models, kernels-pending]
+ * kernels-source (stepline.kernels) /      -> verdicts-sink  (stepline.verdicts)
+ *                                          -> anomalies-sink (stepline.anomalies)
+ *                                          -> rooflines-sink (stepline.rooflines, compacted)
+ *                                          -> retained-sink  (stepline.kernels.retained)
+ *                                          -> dlq-sink       (stepline.dlq)
+ * </pre>
+ */
+public final class RooflineTopology {
+    public static final String STEPS_SOURCE = "steps-source";
+    public static final String KERNELS_SOURCE = "kernels-source";
+    public static final String DETECTOR = "roofline-detector";
+    public static final String MODEL_STORE = "roofline-models";
+    public static final String PENDING_STORE = "kernels-pending";
+    public static final String VERDICTS_SINK = "verdicts-sink";
+    public static final String ANOMALIES_SINK = "anomalies-sink";
+    public static final String ROOFLINES_SINK = "rooflines-sink";
+    public static final String RETAINED_SINK = "retained-sink";
+    public static final String DLQ_SINK = "dlq-sink";
+
+    private RooflineTopology() {}
+
+    public static Topology build(DetectorConfig cfg) {
+        String p = cfg.outputPrefix();
+        Topology t = new Topology();
+        t.addSource(STEPS_SOURCE, Serdes.String().deserializer(), Serdes.ByteArray().deserializer(), Topics.STEPS.topicName());
+        t.addSource(KERNELS_SOURCE, Serdes.String().deserializer(), Serdes.ByteArray().deserializer(), Topics.KERNELS.topicName());
+        t.addProcessor(DETECTOR, () -> new DetectorProcessor(cfg), STEPS_SOURCE, KERNELS_SOURCE);
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(MODEL_STORE), Serdes.String(), Serdes.ByteArray()), DETECTOR);
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(PENDING_STORE), Serdes.String(), Serdes.ByteArray()), DETECTOR);
+        t.addSink(VERDICTS_SINK, p + Topics.VERDICTS.topicName(), Serdes.String().serializer(), Serdes.ByteArray().serializer(), DETECTOR);
+        t.addSink(ANOMALIES_SINK, p + Topics.ANOMALIES.topicName(), Serdes.String().serializer(), Serdes.ByteArray().serializer(), DETECTOR);
+        t.addSink(ROOFLINES_SINK, p + Topics.ROOFLINES.topicName(), Serdes.String().serializer(), Serdes.ByteArray().serializer(), DETECTOR);
+        t.addSink(RETAINED_SINK, p + Topics.KERNELS_RETAINED.topicName(), Serdes.String().serializer(), Serdes.ByteArray().serializer(), DETECTOR);
+        t.addSink(DLQ_SINK, p + Topics.DLQ.topicName(), Serdes.String().serializer(), Serdes.ByteArray().serializer(), DETECTOR);
+        return t;
+    }
+}

@@ -1,0 +1,98 @@
+package io.stepline.roofline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.stepline.events.Anomaly;
+import io.stepline.events.AnomalyKind;
+import io.stepline.events.KernelBatch;
+import io.stepline.events.KernelKind;
+import io.stepline.events.KernelRecord;
+import io.stepline.events.RetainedKernelBatch;
+import io.stepline.events.RooflineModel;
+import io.stepline.events.StepRecord;
+import io.stepline.events.StepVerdict;
+import io.stepline.events.Verdict;
+import io.stepline.roofline.topology.RooflineTopology;
+import io.stepline.schemas.Serdes;
+import io.stepline.schemas.Topics;
+
+class RooflineTopologyTest {
+    @TempDir
+    Path state;
+
+    private static KernelBatch kernels(String inst, long step) {
+        return new KernelBatch(inst, 0, step, List.of(new KernelRecord("gemm", KernelKind.KERNEL, 7, 1L, 2L, null),
+                new KernelRecord("ncclDevKernel_AllReduce", KernelKind.COLLECTIVE, 13, 3L, 9L, 1024L)));
+    }
+
+    @Test
+    void verdictsAnomaliesRooflinesAndRetentionInEitherArrivalOrder() {
+        DetectorConfig cfg = DetectorConfig.builder().stateDir(state).baselineSampleRate(0).build();
+        try (TopologyTestDriver driver = new TopologyTestDriver(RooflineTopology.build(cfg), cfg.streamsProperties("dummy:9092"))) {
+            TestInputTopic<String, byte[]> steps = driver.createInputTopic(Topics.STEPS.topicName(), new StringSerializer(), new ByteArraySerializer());
+            TestInputTopic<String, byte[]> kernels = driver.createInputTopic(Topics.KERNELS.topicName(), new StringSerializer(), new ByteArraySerializer());
+            TestOutputTopic<String, byte[]> verdicts = driver.createOutputTopic(Topics.VERDICTS.topicName(), new StringDeserializer(), new ByteArrayDeserializer());
+            TestOutputTopic<String, byte[]> anomalies = driver.createOutputTopic(Topics.ANOMALIES.topicName(), new StringDeserializer(), new ByteArrayDeserializer());
+            TestOutputTopic<String, byte[]> rooflines = driver.createOutputTopic(Topics.ROOFLINES.topicName(), new StringDeserializer(), new ByteArrayDeserializer());
+            TestOutputTopic<String, byte[]> retained = driver.createOutputTopic(Topics.KERNELS_RETAINED.topicName(), new StringDeserializer(), new ByteArrayDeserializer());
+            TestOutputTopic<String, byte[]> dlq = driver.createOutputTopic(Topics.DLQ.topicName(), new StringDeserializer(), new ByteArrayDeserializer());
+
+            SplittableRandom rng = new SplittableRandom(1);
+            for (int i = 0; i < 3000; i++) {
+                boolean slow = i == 2500 || i == 2600;
+                StepRecord s = Steps.step(rng, "i-1", i, i * 10_000_000L, Steps.Noise.LOGNORMAL, slow ? 3 : 1);
+                if (i == 2500) {
+                    kernels.pipeInput("i-1", Serdes.KERNEL_BATCH.encode(kernels("i-1", i))); // kernels before the step
+                }
+                steps.pipeInput("i-1", Serdes.STEP.encode(s));
+                if (i == 2600 || i == 2700) {
+                    kernels.pipeInput("i-1", Serdes.KERNEL_BATCH.encode(kernels("i-1", i))); // kernels after the step
+                }
+            }
+            kernels.pipeInput("i-1", new byte[] {1, 2, 3});
+
+            List<StepVerdict> vs = new ArrayList<>();
+            verdicts.readValuesToList().forEach(v -> vs.add(Serdes.VERDICT.decode(v)));
+            assertThat(vs).hasSize(3000);
+            assertThat(vs.get(0).getVerdict()).isEqualTo(Verdict.WARMING_UP);
+            assertThat(vs.get(2500).getVerdict()).isEqualTo(Verdict.OUTLIER);
+            assertThat(vs.get(2500).getDeviationRatio()).isGreaterThan(2.5);
+            long outliers = vs.stream().filter(v -> v.getVerdict() == Verdict.OUTLIER).count();
+            assertThat(outliers).isBetween(2L, 5L);
+
+            List<Anomaly> as = new ArrayList<>();
+            anomalies.readValuesToList().forEach(v -> as.add(Serdes.ANOMALY.decode(v)));
+            assertThat(as).extracting(Anomaly::getStepId).contains(2500L, 2600L);
+            assertThat(as).allMatch(a -> a.getKind() == AnomalyKind.OUTLIER && a.getStep() != null);
+
+            List<RooflineModel> ms = new ArrayList<>();
+            rooflines.readValuesToList().forEach(v -> ms.add(Serdes.ROOFLINE.decode(v)));
+            assertThat(ms).isNotEmpty();
+            assertThat(ms.get(ms.size() - 1).getFeatureNames()).contains("prefill_tokens", "decode_reqs");
+            assertThat(ms.get(ms.size() - 1).getReferenceVersion()).isNotNull();
+
+            List<RetainedKernelBatch> kept = new ArrayList<>();
+            retained.readValuesToList().forEach(v -> kept.add(Serdes.RETAINED_KERNELS.decode(v)));
+            assertThat(kept).extracting(r -> r.getBatch().getStepId()).containsExactlyInAnyOrder(2500L, 2600L);
+            assertThat(kept).allMatch(r -> !r.getBaseline() && r.getVerdict() == Verdict.OUTLIER);
+            assertThat(cfg.stats().droppedBatches.sum()).isEqualTo(1);
+            assertThat(cfg.stats().retentionRatio()).isBetween(0.6, 0.7);
+            assertThat(dlq.readValuesToList()).hasSize(1);
+        }
+    }
+}
