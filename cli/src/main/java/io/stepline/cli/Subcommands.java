@@ -15,7 +15,6 @@ final class Subcommands {
     static {
         PENDING.put("demo", "Run the whole pipeline on an embedded broker with simulated faults and print what was found.");
         PENDING.put("run", "Run the whole pipeline over captured trace files and write anomalies, incidents and reports.");
-        PENDING.put("report", "Turn anomalies into incidents, triage reports and alerts.");
         PENDING.put("replay", "Re-run detection and reports over stored topics.");
         PENDING.put("bench", "Measure throughput, latency and retention of the pipeline.");
     }
@@ -28,6 +27,9 @@ final class Subcommands {
         CommandLine detect = new CommandLine(new io.stepline.roofline.cli.DetectCommand());
         MetricsAround.addTo(detect);
         top.addSubcommand("detect", detect);
+        CommandLine report = new CommandLine(new io.stepline.reports.cli.ReportCommand());
+        MetricsAround.addTo(report);
+        top.addSubcommand("report", report);
         for (Map.Entry<String, String> e : PENDING.entrySet()) {
             CommandLine sub = new CommandLine(new NotBuiltYet());
             sub.getCommandSpec().usageMessage().description(e.getValue() + " (not built yet)");

@@ -1,0 +1,54 @@
+package io.stepline.reports.cli;
+
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import io.stepline.kafka.ClusterOptions;
+import io.stepline.kafka.KafkaTarget;
+import io.stepline.reports.incident.ReporterSettings;
+import io.stepline.reports.service.ReportService;
+
+/** {@code stepline report}: incidents, triage reports and alerts, until Ctrl-C. */
+@Command(name = "report", mixinStandardHelpOptions = true,
+        description = "Turn anomalies into incidents, triage reports (JSON, HTML, Perfetto) and alerts.")
+public final class ReportCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    ClusterOptions cluster;
+
+    @Option(names = "--out", defaultValue = "stepline-reports", description = "Report directory (default: ${DEFAULT-VALUE}).")
+    Path out;
+
+    @Option(names = "--ttft-slo", defaultValue = "" + ReporterSettings.DEFAULT_TTFT_SLO_S, description = "TTFT SLO in seconds (default: ${DEFAULT-VALUE}).")
+    double ttft;
+
+    @Option(names = "--tpot-slo", defaultValue = "" + ReporterSettings.DEFAULT_TPOT_SLO_S, description = "TPOT SLO in seconds (default: ${DEFAULT-VALUE}).")
+    double tpot;
+
+    @Override
+    public Integer call() throws Exception {
+        ReporterSettings settings;
+        try {
+            settings = ReporterSettings.defaults(out).withSlos(ttft, tpot);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
+        CountDownLatch stop = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
+        try (KafkaTarget target = cluster.connect(); ReportService svc = new ReportService(settings).start(target.bootstrapServers())) {
+            spec.commandLine().getErr().println("reports running on " + target.bootstrapServers() + ", writing " + out.toAbsolutePath() + "; Ctrl-C to stop");
+            stop.await();
+        }
+        return 0;
+    }
+}

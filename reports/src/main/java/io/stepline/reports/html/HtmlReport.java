@@ -1,0 +1,122 @@
+package io.stepline.reports.html;
+
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import io.stepline.reports.incident.IncidentReport;
+import io.stepline.reports.triage.KernelDiff;
+import io.stepline.reports.triage.RankEvidence;
+
+import static io.stepline.reports.html.Html.esc;
+
+/** The human-readable report of an incident, and the index of all incidents. Well-formed XHTML. */
+public final class HtmlReport {
+    private static final String STYLE = "<style>body{font-family:sans-serif;margin:24px;color:#222}table{border-collapse:collapse;margin:8px 0}"
+            + "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left}th{background:#f3f3f3}"
+            + ".k{font-family:monospace;font-size:12px;word-break:break-all}.sev{font-weight:bold}</style>";
+
+    private HtmlReport() {}
+
+    public static String incident(IncidentReport r, String svg) {
+        StringBuilder b = new StringBuilder(16_384);
+        head(b, "Incident " + r.incidentId());
+        b.append("<h1>Incident ").append(esc(r.incidentId())).append("</h1>");
+        b.append("<p class=\"sev\">").append(esc(r.severity())).append(" &#8212; ").append(esc(r.classification()))
+                .append(": ").append(esc(r.summary())).append("</p>");
+        b.append("<table><tr><th>instance</th><td>").append(esc(r.instance())).append(" (").append(esc(r.role())).append(")</td></tr>")
+                .append("<tr><th>kind</th><td>").append(esc(r.kind())).append("</td></tr>")
+                .append("<tr><th>steps</th><td>").append(r.firstStepId()).append(" &#8211; ").append(r.lastStepId())
+                .append(" (").append(r.numSteps()).append(" flagged)</td></tr>")
+                .append("<tr><th>worst deviation</th><td>").append(fmt(r.maxDeviationRatio())).append("x expected</td></tr>")
+                .append("<tr><th>kernel batches</th><td>").append(r.retainedKernelBatches()).append(" retained, ")
+                .append(r.baselineKernelBatches()).append(" baseline</td></tr></table>");
+        b.append("<h2>Evidence</h2><ul>");
+        for (String e : r.evidence()) {
+            b.append("<li>").append(esc(e)).append("</li>");
+        }
+        b.append("</ul>");
+        b.append("<h2>Roofline</h2>").append(svg);
+        b.append("<h2>Phases against baseline</h2><table><tr><th>phase</th><th>growth</th></tr>");
+        for (Map.Entry<String, Double> e : r.phaseGrowth().entrySet()) {
+            b.append("<tr><td>").append(esc(e.getKey())).append("</td><td>").append(fmt(e.getValue())).append("x</td></tr>");
+        }
+        b.append("</table>");
+        if (!r.ranks().isEmpty()) {
+            b.append("<h2>Ranks</h2><table><tr><th>rank</th><th>GPU busy</th><th>largest idle gap</th><th>kernels/ms</th>"
+                    + "<th>in collectives</th><th>kernel slowdown</th><th>preprocess</th><th>forward</th><th>sample</th></tr>");
+            for (RankEvidence x : r.ranks()) {
+                b.append("<tr><td>").append(x.rank()).append("</td><td>").append(pct(x.busyRatio())).append("</td><td>")
+                        .append(fmt(x.largestIdleGapNs() / 1e6)).append(" ms</td><td>").append(fmt(x.kernelsPerMs())).append("</td><td>")
+                        .append(pct(x.collectiveShare())).append("</td><td>").append(fmt(x.medianKernelSlowdown())).append("x</td><td>")
+                        .append(fmt(x.preprocessGrowth())).append("x</td><td>").append(fmt(x.forwardGrowth())).append("x</td><td>")
+                        .append(fmt(x.sampleGrowth())).append("x</td></tr>");
+            }
+            b.append("</table>");
+        }
+        if (!r.kernels().isEmpty()) {
+            b.append("<h2>Kernels against baseline</h2><table><tr><th>kernel</th><th>baseline kernel</th><th>names differ at</th>"
+                    + "<th>mean</th><th>baseline mean</th><th>slowdown</th></tr>");
+            for (KernelDiff k : r.kernels()) {
+                b.append("<tr><td class=\"k\">").append(esc(k.name())).append("</td><td class=\"k\">")
+                        .append(k.name().equals(k.baselineName()) ? "(same)" : esc(k.baselineName())).append("</td><td>")
+                        .append(k.differsAt() < 0 ? "" : String.valueOf(k.differsAt())).append("</td><td>")
+                        .append(fmt(k.meanNs() / 1e3)).append(" us</td><td>").append(fmt(k.baselineMeanNs() / 1e3)).append(" us</td><td>")
+                        .append(fmt(k.slowdown())).append("x</td></tr>");
+            }
+            b.append("</table>");
+        }
+        b.append("<h2>Affected requests</h2>");
+        if (r.requests().isEmpty()) {
+            b.append("<p>No request snapshots or journey events for these steps.</p>");
+        } else {
+            b.append("<table><tr><th>request</th><th>TTFT s</th><th>TPOT s</th><th>SLO violations</th></tr>");
+            for (IncidentReport.RequestImpact q : r.requests()) {
+                b.append("<tr><td class=\"k\">").append(esc(q.requestId())).append("</td><td>").append(q.ttftS() == null ? "" : fmt(q.ttftS()))
+                        .append("</td><td>").append(q.tpotS() == null ? "" : fmt(q.tpotS())).append("</td><td>")
+                        .append(esc(String.join(", ", q.sloViolations()))).append("</td></tr>");
+            }
+            b.append("</table>");
+        }
+        b.append("<h2>Flagged steps</h2><table><tr><th>step</th><th>latency ms</th><th>expected ms</th><th>ratio</th><th>prefill tokens</th><th>decode reqs</th></tr>");
+        for (IncidentReport.StepSummary s : r.steps()) {
+            b.append("<tr><td>").append(s.stepId()).append("</td><td>").append(fmt(s.latencyMs())).append("</td><td>").append(fmt(s.expectedMs()))
+                    .append("</td><td>").append(fmt(s.deviationRatio())).append("</td><td>").append(s.prefillTokens()).append("</td><td>")
+                    .append(s.decodeReqs()).append("</td></tr>");
+        }
+        b.append("</table><p><a href=\"incident-").append(esc(r.incidentId())).append(".trace.json\">Perfetto trace</a> (open in ui.perfetto.dev) &#183; ")
+                .append("<a href=\"incident-").append(esc(r.incidentId())).append(".json\">JSON</a> &#183; <a href=\"index.html\">all incidents</a></p>");
+        b.append("</body></html>\n");
+        return b.toString();
+    }
+
+    /** Index of incidents, newest first. */
+    public static String index(List<IncidentReport> newestFirst) {
+        StringBuilder b = new StringBuilder();
+        head(b, "Stepline incidents");
+        b.append("<h1>Stepline incidents</h1><table><tr><th>start</th><th>incident</th><th>instance</th><th>kind</th><th>class</th>"
+                + "<th>severity</th><th>steps</th><th>worst</th></tr>");
+        for (IncidentReport r : newestFirst) {
+            b.append("<tr><td>").append(java.time.Instant.ofEpochSecond(0, r.startUnixNano())).append("</td><td><a href=\"incident-")
+                    .append(esc(r.incidentId())).append(".html\">").append(esc(r.incidentId())).append("</a></td><td>").append(esc(r.instance()))
+                    .append("</td><td>").append(esc(r.kind())).append("</td><td>").append(esc(r.classification())).append("</td><td>")
+                    .append(esc(r.severity())).append("</td><td>").append(r.numSteps()).append("</td><td>").append(fmt(r.maxDeviationRatio()))
+                    .append("x</td></tr>");
+        }
+        b.append("</table></body></html>\n");
+        return b.toString();
+    }
+
+    private static void head(StringBuilder b, String title) {
+        b.append("<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\"><head><meta charset=\"utf-8\"/><title>")
+                .append(esc(title)).append("</title>").append(STYLE).append("</head><body>");
+    }
+
+    static String fmt(double v) {
+        return Double.isNaN(v) ? "n/a" : String.format(Locale.ROOT, "%.2f", v);
+    }
+
+    static String pct(double v) {
+        return Double.isNaN(v) ? "n/a" : String.format(Locale.ROOT, "%.0f%%", 100 * v);
+    }
+}

@@ -1,0 +1,350 @@
+package io.stepline.reports.incident;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import io.stepline.events.Anomaly;
+import io.stepline.events.AnomalyKind;
+import io.stepline.events.FaultType;
+import io.stepline.events.Incident;
+import io.stepline.events.InstanceRole;
+import io.stepline.events.KernelBatch;
+import io.stepline.events.RequestEvent;
+import io.stepline.events.RetainedKernelBatch;
+import io.stepline.events.Severity;
+import io.stepline.events.StepRecord;
+import io.stepline.events.StepVerdict;
+import io.stepline.events.Verdict;
+import io.stepline.reports.html.HtmlReport;
+import io.stepline.reports.html.ScatterPlot;
+import io.stepline.reports.perfetto.PerfettoTrace;
+import io.stepline.reports.triage.Triage;
+import io.stepline.reports.triage.Triager;
+import io.stepline.roofline.eval.OutlierRuns;
+
+/**
+ * Turns the detector's output into incidents and reports, with no Kafka in sight: feed it
+ * anomalies, retained kernels, requests, verdicts and steps (any interleaving), and it groups an
+ * instance's flagged steps into incidents (small gaps allowed; a lone flagged step is no incident),
+ * makes each sustained regression an incident of its own, triages them, writes the report files
+ * and hands incidents and alerts to a {@link Publisher}. Incident ids are deterministic, so a
+ * replay writes the same files and a restarted reporter recognises what it already alerted.
+ */
+public final class IncidentReporter {
+    /** Where incidents and alerts go (Kafka in the service, a list in tests). */
+    public interface Publisher {
+        void incident(Incident incident);
+
+        void alert(String instance, String incidentId, String json);
+    }
+
+    static final int MAX_ANOMALIES_PER_INSTANCE = 4096;
+    static final int MAX_KERNEL_STEPS_PER_INSTANCE = 4096;
+    static final int MAX_BASELINE_BATCHES = 256;
+    static final int SCATTER_SAMPLES = 1500;
+    static final int SCATTER_EVERY = 4;
+
+    private final ReporterSettings settings;
+    private final Publisher publisher;
+    private final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    private final ObjectMapper compact = new ObjectMapper();
+    private final Map<String, Instance> instances = new TreeMap<>();
+    private final PhaseBaselines phases = new PhaseBaselines();
+    private final RequestLedger requests = new RequestLedger();
+    private final List<IncidentReport> reports = new ArrayList<>();
+    private final Set<String> alerted = new HashSet<>();
+    private long suppressedAlerts;
+
+    public IncidentReporter(ReporterSettings settings, Publisher publisher) {
+        this.settings = settings;
+        this.publisher = publisher;
+        try {
+            Files.createDirectories(settings.outDir());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create report directory " + settings.outDir() + ": " + e.getMessage(), e);
+        }
+    }
+
+    private final class Instance {
+        final String id;
+        InstanceRole role = InstanceRole.UNKNOWN;
+        final OutlierRuns runs = new OutlierRuns(settings.maxGapSteps(), settings.maxGapNs(), settings.minSteps());
+        final Deque<Anomaly> anomalies = new ArrayDeque<>();
+        long lastAnomalyWallMs;
+        long lastVerdictStep = -1;
+        long verdictCount;
+        final Map<Long, List<KernelBatch>> kernels = new LinkedHashMap<>(256, 0.75f, false) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<Long, List<KernelBatch>> eldest) {
+                return size() > MAX_KERNEL_STEPS_PER_INSTANCE;
+            }
+        };
+        final Deque<KernelBatch> baseline = new ArrayDeque<>();
+        final Deque<ScatterPlot.Point> scatter = new ArrayDeque<>();
+        long lastAlertNs = Long.MIN_VALUE;
+
+        Instance(String id) {
+            this.id = id;
+        }
+    }
+
+    private Instance inst(String id) {
+        return instances.computeIfAbsent(id, Instance::new);
+    }
+
+    /** Ids of incidents alerted before (read back from the alerts topic at start). */
+    public void alreadyAlerted(Set<String> incidentIds) {
+        alerted.addAll(incidentIds);
+    }
+
+    public void accept(Anomaly a) {
+        Instance in = inst(a.getInstanceId());
+        if (a.getKind() == AnomalyKind.SUSTAINED_REGRESSION) {
+            finishDrift(in, a);
+            return;
+        }
+        if (a.getStep() != null) {
+            in.role = a.getStep().getRole();
+        }
+        in.anomalies.addLast(a);
+        if (in.anomalies.size() > MAX_ANOMALIES_PER_INSTANCE) {
+            in.anomalies.removeFirst();
+        }
+        in.lastAnomalyWallMs = System.currentTimeMillis();
+        OutlierRuns.Run closed = in.runs.add(a.getStepId() == null ? 0 : a.getStepId(), a.getStartUnixNano(), a.getEndUnixNano(), a.getDeviationRatio());
+        if (closed != null) {
+            finish(in, closed);
+        }
+    }
+
+    public void accept(RetainedKernelBatch r) {
+        Instance in = inst(r.getBatch().getInstanceId());
+        if (r.getBaseline()) {
+            in.baseline.addLast(r.getBatch());
+            if (in.baseline.size() > MAX_BASELINE_BATCHES) {
+                in.baseline.removeFirst();
+            }
+        } else {
+            in.kernels.computeIfAbsent(r.getBatch().getStepId(), k -> new ArrayList<>()).add(r.getBatch());
+        }
+    }
+
+    public void accept(RequestEvent e) {
+        requests.accept(e);
+    }
+
+    public void accept(StepRecord s) {
+        phases.accept(s);
+        if (s.getRole() != InstanceRole.UNKNOWN) {
+            inst(s.getInstanceId()).role = s.getRole();
+        }
+    }
+
+    public void accept(StepVerdict v) {
+        Instance in = inst(v.getInstanceId());
+        in.lastVerdictStep = Math.max(in.lastVerdictStep, v.getStepId());
+        if (v.getVerdict() != Verdict.WARMING_UP && in.verdictCount++ % SCATTER_EVERY == 0) {
+            in.scatter.addLast(new ScatterPlot.Point(v.getProcessedTokens(), v.getLatencyNs() / 1e6, v.getBoundNs() / 1e6));
+            if (in.scatter.size() > SCATTER_SAMPLES) {
+                in.scatter.removeFirst();
+            }
+        }
+    }
+
+    /** Live mode: closes incidents whose instance moved past the gap and whose last anomaly is old enough. */
+    public void closeIdle(long nowMs) {
+        for (Instance in : instances.values()) {
+            OutlierRuns.Run open = in.runs.open();
+            if (open != null && nowMs - in.lastAnomalyWallMs >= settings.liveCloseDelayMs()
+                    && in.lastVerdictStep > open.lastStep + settings.maxGapSteps()) {
+                OutlierRuns.Run closed = in.runs.advance(in.lastVerdictStep, Long.MAX_VALUE / 2);
+                if (closed != null) {
+                    finish(in, closed);
+                }
+            }
+        }
+    }
+
+    /** Closes every open incident (end of input). */
+    public void flush() {
+        for (Instance in : instances.values()) {
+            OutlierRuns.Run closed = in.runs.flush();
+            if (closed != null) {
+                finish(in, closed);
+            }
+        }
+    }
+
+    public List<IncidentReport> reports() {
+        return reports;
+    }
+
+    public long suppressedAlerts() {
+        return suppressedAlerts;
+    }
+
+    private void finish(Instance in, OutlierRuns.Run run) {
+        List<Anomaly> as = new ArrayList<>();
+        for (Anomaly a : in.anomalies) {
+            if (a.getStepId() != null && a.getStepId() >= run.firstStep && a.getStepId() <= run.lastStep) {
+                as.add(a);
+            }
+        }
+        List<StepRecord> steps = new ArrayList<>();
+        List<KernelBatch> kernels = new ArrayList<>();
+        Severity worst = Severity.NONE;
+        for (Anomaly a : as) {
+            if (a.getStep() != null) {
+                steps.add(a.getStep());
+            }
+            List<KernelBatch> kb = in.kernels.get(a.getStepId());
+            if (kb != null) {
+                kernels.addAll(kb);
+            }
+            if (a.getSeverity().ordinal() > worst.ordinal()) {
+                worst = a.getSeverity();
+            }
+        }
+        Triage t = Triager.triage(new Triager.Input(in.role, steps, phases.of(in.id, 20), kernels, new ArrayList<>(in.baseline)));
+        String id = in.id + "-" + run.firstStep;
+        List<IncidentReport.StepSummary> summaries = new ArrayList<>();
+        for (Anomaly a : as) {
+            StepRecord s = a.getStep();
+            summaries.add(new IncidentReport.StepSummary(a.getStepId(), a.getStartUnixNano(), nz(a.getLatencyNs()) / 1e6,
+                    nz(a.getExpectedNs()) / 1e6, a.getDeviationRatio(), s == null ? 0 : s.getPrefillTokens(), s == null ? 0 : s.getNumDecodeReqs()));
+            if (summaries.size() >= 200) {
+                break;
+            }
+        }
+        IncidentReport r = new IncidentReport(id, in.id, in.role.name(), AnomalyKind.OUTLIER.name(), t.classification().name(), worst.name(),
+                t.summary(), t.evidence(), run.firstStep, run.lastStep, run.steps, run.startNs, run.endNs, run.maxRatio, t.dominantPhase(),
+                t.dominantGrowth(), t.phaseGrowth(), t.ranks(), t.kernels(), summaries,
+                requests.impacts(in.id, run.firstStep, run.lastStep, settings.ttftSloS(), settings.tpotSloS(), 100),
+                Map.of("ttft_s", settings.ttftSloS(), "tpot_s", settings.tpotSloS()), kernels.size(), in.baseline.size());
+        PerfettoTrace trace = new PerfettoTrace(in.id, run.startNs);
+        for (StepRecord s : steps) {
+            trace.step(s);
+        }
+        for (KernelBatch b : kernels) {
+            trace.kernels(b, "");
+        }
+        List<ScatterPlot.Point> flagged = new ArrayList<>();
+        for (Anomaly a : as) {
+            StepRecord s = a.getStep();
+            double tokens = s == null ? 0 : (s.getPrefillTokens() > 0 ? s.getPrefillTokens() : s.getNumDecodeReqs());
+            flagged.add(new ScatterPlot.Point(tokens, nz(a.getLatencyNs()) / 1e6, nz(a.getBoundNs()) / 1e6));
+        }
+        publish(in, r, trace, flagged, AnomalyKind.OUTLIER, t.classification());
+    }
+
+    private void finishDrift(Instance in, Anomaly a) {
+        long start = a.getStartUnixNano();
+        List<KernelBatch> before = new ArrayList<>();
+        List<KernelBatch> after = new ArrayList<>();
+        for (KernelBatch b : in.baseline) {
+            long t = b.getKernels().isEmpty() ? 0 : b.getKernels().get(0).getStartNs();
+            (t >= start ? after : before).add(b);
+        }
+        Triage t = Triager.triage(new Triager.Input(in.role, List.of(), Map.of(), after, before));
+        List<String> evidence = new ArrayList<>();
+        evidence.add(String.format(Locale.ROOT, "the instance's model has stayed %.2fx above its reference model (version %s) since %s",
+                a.getDeviationRatio(), a.getReferenceModelVersion(), java.time.Instant.ofEpochSecond(0, start)));
+        evidence.addAll(t.evidence());
+        FaultType cls = t.classification();
+        String id = in.id + "-drift-" + (a.getStepId() == null ? 0 : a.getStepId());
+        IncidentReport r = new IncidentReport(id, in.id, in.role.name(), AnomalyKind.SUSTAINED_REGRESSION.name(), cls.name(), a.getSeverity().name(),
+                "sustained regression: " + String.format(Locale.ROOT, "%.2fx", a.getDeviationRatio())
+                        + (cls == FaultType.UNKNOWN ? "" : " (" + t.summary() + ")"),
+                evidence, a.getStepId() == null ? 0 : a.getStepId(), a.getStepId() == null ? 0 : a.getStepId(), 0, start, a.getEndUnixNano(),
+                a.getDeviationRatio(), null, Double.NaN, Map.of(), t.ranks(), t.kernels(), List.of(), List.of(),
+                Map.of("ttft_s", settings.ttftSloS(), "tpot_s", settings.tpotSloS()), after.size(), before.size());
+        PerfettoTrace trace = new PerfettoTrace(in.id, start);
+        for (KernelBatch b : after) {
+            trace.kernels(b, " (after)");
+        }
+        publish(in, r, trace, List.of(), AnomalyKind.SUSTAINED_REGRESSION, cls);
+    }
+
+    private void publish(Instance in, IncidentReport r, PerfettoTrace trace, List<ScatterPlot.Point> flagged, AnomalyKind kind, FaultType cls) {
+        String base = "incident-" + safe(r.incidentId());
+        try {
+            Files.writeString(settings.outDir().resolve(base + ".json"), json.writeValueAsString(r));
+            Files.writeString(settings.outDir().resolve(base + ".trace.json"), trace.json());
+            String svg = ScatterPlot.svg(new ArrayList<>(in.scatter), flagged, "Roofline of " + in.id);
+            Files.writeString(settings.outDir().resolve(base + ".html"), HtmlReport.incident(r, svg));
+            reports.add(r);
+            List<IncidentReport> newest = new ArrayList<>(reports);
+            newest.sort(Comparator.comparingLong(IncidentReport::startUnixNano).reversed());
+            Files.writeString(settings.outDir().resolve("index.html"), HtmlReport.index(newest));
+            ObjectNode line = compact.createObjectNode();
+            line.put("id", r.incidentId()).put("instance", r.instance()).put("first_step_id", r.firstStepId())
+                    .put("last_step_id", r.lastStepId()).put("kind", r.kind()).put("classification", r.classification())
+                    .put("severity", r.severity()).put("start_unix_nano", r.startUnixNano()).put("end_unix_nano", r.endUnixNano())
+                    .put("num_steps", r.numSteps()).put("max_deviation_ratio", r.maxDeviationRatio()).put("summary", r.summary())
+                    .put("report_path", base + ".html");
+            Files.writeString(settings.outDir().resolve("incidents.jsonl"), compact.writeValueAsString(line) + "\n",
+                    StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write report " + base + ": " + e.getMessage(), e);
+        }
+        Incident inc = Incident.newBuilder().setIncidentId(r.incidentId()).setInstanceId(r.instance()).setKind(kind)
+                .setSeverity(Severity.valueOf(r.severity())).setClassification(cls).setFirstStepId(r.firstStepId())
+                .setLastStepId(r.lastStepId()).setNumSteps(r.numSteps()).setStartUnixNano(r.startUnixNano()).setEndUnixNano(r.endUnixNano())
+                .setMaxDeviationRatio(r.maxDeviationRatio()).setSummary(r.summary()).setReportPath(base + ".html").build();
+        publisher.incident(inc);
+        if (alerted.contains(r.incidentId())) {
+            in.lastAlertNs = r.startUnixNano(); // alerted before a restart: replay its rate-limit effect, do not repeat it
+            return;
+        }
+        if (in.lastAlertNs != Long.MIN_VALUE && r.startUnixNano() - in.lastAlertNs < settings.alertIntervalNs()) {
+            suppressedAlerts++;
+            return;
+        }
+        in.lastAlertNs = r.startUnixNano();
+        alerted.add(r.incidentId());
+        ObjectNode alert = compact.createObjectNode();
+        alert.put("alert_id", "alert-" + r.incidentId()).put("incident_id", r.incidentId()).put("severity", r.severity())
+                .put("instance", r.instance()).put("start_unix_nano", r.startUnixNano()).put("end_unix_nano", r.endUnixNano())
+                .put("kind", r.kind()).put("classification", r.classification()).put("summary", r.summary())
+                .put("report_path", settings.outDir().resolve(base + ".html").toString());
+        try {
+            publisher.alert(r.instance(), r.incidentId(), compact.writeValueAsString(alert));
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Incident ids become file names: keep them to a safe alphabet. */
+    static String safe(String id) {
+        return id.replaceAll("[^A-Za-z0-9._-]", "_");
+    }
+
+    private static double nz(Number n) {
+        return n == null ? Double.NaN : n.doubleValue();
+    }
+
+    Map<String, Integer> instancesSeen() {
+        Map<String, Integer> out = new HashMap<>();
+        instances.forEach((k, v) -> out.put(k, v.anomalies.size()));
+        return out;
+    }
+}

@@ -1,0 +1,233 @@
+package io.stepline.reports.service;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.stepline.events.Incident;
+import io.stepline.reports.incident.IncidentReporter;
+import io.stepline.reports.incident.ReporterSettings;
+import io.stepline.schemas.Serdes;
+import io.stepline.schemas.Topics;
+
+/**
+ * Runs the {@link IncidentReporter} on a cluster: reads the detector's topics (read_committed),
+ * writes report files, and publishes incidents (Avro, {@code stepline.incidents}) and alerts
+ * (JSON, {@code stepline.alerts}). At start it reads back the alerts topic so that a restart
+ * never repeats an alert.
+ */
+public final class ReportService implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(ReportService.class);
+    public static final String DEFAULT_GROUP_ID = "stepline-reports";
+
+    private final ReporterSettings settings;
+    private final String groupId;
+    private final String inputPrefix;
+    private final AtomicBoolean running = new AtomicBoolean(true);
+    private final AtomicBoolean flushRequested = new AtomicBoolean();
+    private volatile CountDownLatch flushed = new CountDownLatch(0);
+    private final AtomicReference<Throwable> failure = new AtomicReference<>();
+    private KafkaConsumer<String, byte[]> consumer;
+    private KafkaProducer<String, byte[]> producer;
+    private IncidentReporter reporter;
+    private Thread thread;
+
+    public ReportService(ReporterSettings settings) {
+        this(settings, DEFAULT_GROUP_ID, "");
+    }
+
+    /** {@code inputPrefix}: read the detector's topics with this prefix (replays write prefixed topics). */
+    public ReportService(ReporterSettings settings, String groupId, String inputPrefix) {
+        this.settings = settings;
+        this.groupId = groupId;
+        this.inputPrefix = inputPrefix;
+    }
+
+    public ReportService start(String bootstrapServers) {
+        Properties pp = new Properties();
+        pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        pp.put(ProducerConfig.ACKS_CONFIG, "all");
+        pp.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        producer = new KafkaProducer<>(pp, new StringSerializer(), new ByteArraySerializer());
+        reporter = new IncidentReporter(settings, new IncidentReporter.Publisher() {
+            @Override
+            public void incident(Incident i) {
+                producer.send(new ProducerRecord<>(inputPrefix + Topics.INCIDENTS.topicName(), i.getInstanceId(), Serdes.INCIDENT.encode(i)));
+            }
+
+            @Override
+            public void alert(String instance, String incidentId, String json) {
+                producer.send(new ProducerRecord<>(inputPrefix + Topics.ALERTS.topicName(), incidentId, json.getBytes(StandardCharsets.UTF_8)));
+            }
+        });
+        reporter.alreadyAlerted(readAlerted(bootstrapServers));
+        Properties cp = new Properties();
+        cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        cp.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
+        cp.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        cp.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        cp.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        cp.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000");
+        consumer = new KafkaConsumer<>(cp, new StringDeserializer(), new ByteArrayDeserializer());
+        consumer.subscribe(List.of(inputPrefix + Topics.ANOMALIES.topicName(), inputPrefix + Topics.KERNELS_RETAINED.topicName(),
+                Topics.REQUESTS.topicName(), Topics.STEPS.topicName(), inputPrefix + Topics.VERDICTS.topicName(),
+                inputPrefix + Topics.ROOFLINES.topicName()));
+        thread = new Thread(this::loop, "stepline-reports");
+        thread.start();
+        log.info("reports running: writing to {}", settings.outDir().toAbsolutePath());
+        return this;
+    }
+
+    private Set<String> readAlerted(String bootstrapServers) {
+        Set<String> ids = new HashSet<>();
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        String topic = inputPrefix + Topics.ALERTS.topicName();
+        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer())) {
+            var infos = c.partitionsFor(topic, Duration.ofSeconds(10));
+            if (infos == null || infos.isEmpty()) {
+                return ids;
+            }
+            List<TopicPartition> parts = infos.stream().map(i -> new TopicPartition(topic, i.partition())).toList();
+            c.assign(parts);
+            c.seekToBeginning(parts);
+            var end = c.endOffsets(parts);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (System.nanoTime() < deadline && parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
+                for (ConsumerRecord<String, byte[]> r : c.poll(Duration.ofMillis(200))) {
+                    if (r.key() != null) {
+                        ids.add(r.key());
+                    }
+                }
+            }
+        } catch (RuntimeException e) {
+            log.warn("could not read earlier alerts from {}: {}", topic, e.toString());
+        }
+        return ids;
+    }
+
+    private void loop() {
+        try {
+            while (running.get()) {
+                var records = consumer.poll(Duration.ofMillis(200));
+                for (ConsumerRecord<String, byte[]> r : records) {
+                    try {
+                        dispatch(r);
+                    } catch (RuntimeException e) {
+                        log.warn("skipping undecodable record on {}@{}: {}", r.topic(), r.offset(), e.toString());
+                    }
+                }
+                reporter.closeIdle(System.currentTimeMillis());
+                if (flushRequested.compareAndSet(true, false)) {
+                    reporter.flush();
+                    producer.flush();
+                    flushed.countDown();
+                }
+                if (!records.isEmpty()) {
+                    producer.flush();
+                    consumer.commitSync();
+                }
+            }
+        } catch (WakeupException e) {
+            // closing
+        } catch (Throwable t) {
+            failure.set(t);
+            log.error("reports stopped: {}", t.toString(), t);
+        }
+    }
+
+    private void dispatch(ConsumerRecord<String, byte[]> r) {
+        String t = r.topic().substring(r.topic().startsWith(inputPrefix) ? inputPrefix.length() : 0);
+        if (r.value() == null) {
+            return;
+        }
+        if (t.equals(Topics.ANOMALIES.topicName())) {
+            reporter.accept(Serdes.ANOMALY.decode(r.value()));
+        } else if (t.equals(Topics.KERNELS_RETAINED.topicName())) {
+            reporter.accept(Serdes.RETAINED_KERNELS.decode(r.value()));
+        } else if (t.equals(Topics.REQUESTS.topicName())) {
+            reporter.accept(Serdes.REQUEST.decode(r.value()));
+        } else if (t.equals(Topics.STEPS.topicName())) {
+            reporter.accept(Serdes.STEP.decode(r.value()));
+        } else if (t.equals(Topics.VERDICTS.topicName())) {
+            reporter.accept(Serdes.VERDICT.decode(r.value()));
+        }
+    }
+
+    /** Closes every open incident and writes its report; returns once done. */
+    public void flush(Duration timeout) throws InterruptedException {
+        flushed = new CountDownLatch(1);
+        flushRequested.set(true);
+        if (!flushed.await(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            throw new IllegalStateException("reports did not flush within " + timeout.toSeconds() + " s");
+        }
+    }
+
+    public String groupId() {
+        return groupId;
+    }
+
+    public IncidentReporter reporter() {
+        return reporter;
+    }
+
+    public boolean isHealthy() {
+        return failure.get() == null && thread != null && thread.isAlive();
+    }
+
+    /** Topics this service reads, for completion checks. */
+    public List<String> inputTopics() {
+        return List.of(inputPrefix + Topics.ANOMALIES.topicName(), inputPrefix + Topics.KERNELS_RETAINED.topicName(),
+                inputPrefix + Topics.VERDICTS.topicName());
+    }
+
+    @Override
+    public void close() {
+        running.set(false);
+        if (consumer != null) {
+            consumer.wakeup();
+        }
+        if (thread != null) {
+            try {
+                thread.join(10_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (consumer != null) {
+            consumer.close(Duration.ofSeconds(5));
+        }
+        if (producer != null) {
+            producer.close(Duration.ofSeconds(5));
+        }
+    }
+
+    static ObjectMapper mapper() {
+        return new ObjectMapper();
+    }
+}

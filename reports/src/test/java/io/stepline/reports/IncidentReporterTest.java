@@ -1,0 +1,179 @@
+package io.stepline.reports;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayInputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import javax.xml.parsers.DocumentBuilderFactory;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.stepline.events.Anomaly;
+import io.stepline.events.AnomalyKind;
+import io.stepline.events.Incident;
+import io.stepline.events.InstanceRole;
+import io.stepline.events.KernelBatch;
+import io.stepline.events.KernelKind;
+import io.stepline.events.KernelRecord;
+import io.stepline.events.LatencySource;
+import io.stepline.events.PhaseSpan;
+import io.stepline.events.RequestEvent;
+import io.stepline.events.RequestEventKind;
+import io.stepline.events.RetainedKernelBatch;
+import io.stepline.events.Severity;
+import io.stepline.events.StepRecord;
+import io.stepline.events.StepVerdict;
+import io.stepline.events.Verdict;
+import io.stepline.reports.incident.IncidentReporter;
+import io.stepline.reports.incident.ReporterSettings;
+
+class IncidentReporterTest {
+    static final String HOSTILE_INSTANCE = "inst<script>alert('x')</script>&\"q\"";
+    static final String HOSTILE_KERNEL = "<script>evil()</script>_Z3fooIiEvv&\"'";
+    static final String HOSTILE_REQUEST = "req-<img src=x onerror=alert(1)>&\"";
+
+    @TempDir
+    Path out;
+
+    private static final class Collect implements IncidentReporter.Publisher {
+        final List<Incident> incidents = new ArrayList<>();
+        final Map<String, String> alerts = new HashMap<>();
+        final List<String> alertIds = new ArrayList<>();
+
+        @Override
+        public void incident(Incident i) {
+            incidents.add(i);
+        }
+
+        @Override
+        public void alert(String instance, String incidentId, String json) {
+            alerts.put(incidentId, json);
+            alertIds.add(incidentId);
+        }
+    }
+
+    static StepRecord step(String inst, long id, long start, long latency) {
+        List<PhaseSpan> phases = List.of(new PhaseSpan("EngineCore::Schedule", null, start, latency / 10),
+                new PhaseSpan("EngineCore::Execute", null, start + latency / 10, latency * 8 / 10),
+                new PhaseSpan("ModelRunner::Forward", 0, start + latency / 5, latency / 2),
+                new PhaseSpan("EngineCore::Output", null, start + latency * 9 / 10, latency / 10));
+        return StepRecord.newBuilder().setInstanceId(inst).setRole(InstanceRole.MIXED).setStepId(id).setStartUnixNano(start)
+                .setEndUnixNano(start + latency).setLatencyNs(latency).setLatencySource(LatencySource.STEP_SPAN).setRunningDepth(4)
+                .setWaitingDepth(0).setNumPrefillReqs(0).setNumDecodeReqs(4).setScheduledTokens(4).setPrefillTokens(0).setDecodeTokens(4)
+                .setNumFinished(0).setNumPreempted(0).setKvUsageGpuRatio(0.1).setKvBlocksTotalGpu(100).setKvBlocksFreeGpu(90)
+                .setPhases(phases).build();
+    }
+
+    private void feed(IncidentReporter r, String inst) {
+        long t0 = 1_767_225_600_000_000_000L;
+        for (long i = 0; i < 400; i++) {
+            long start = t0 + i * 10_000_000L;
+            boolean bad = (i >= 200 && i < 210) || i == 300 || (i >= 350 && i < 353);
+            long lat = bad ? 30_000_000L : 10_000_000L;
+            StepRecord s = step(inst, i, start, lat);
+            r.accept(s);
+            r.accept(StepVerdict.newBuilder().setInstanceId(inst).setStepId(i).setStartUnixNano(start).setEndUnixNano(start + lat)
+                    .setLatencyNs(lat).setExpectedNs(10e6).setBoundNs(13e6).setDeviationRatio(lat / 10e6)
+                    .setVerdict(bad ? Verdict.OUTLIER : Verdict.NORMAL).setSeverity(bad ? Severity.HIGH : Severity.NONE)
+                    .setModelKind("robust").setModelVersion(3).setProcessedTokens(4).build());
+            if (i == 205) {
+                r.accept(RequestEvent.newBuilder().setInstanceId(inst).setRequestId(HOSTILE_REQUEST).setKind(RequestEventKind.SNAPSHOT)
+                        .setTimeUnixNano(start).setStepId(i).build());
+                r.accept(RequestEvent.newBuilder().setInstanceId(inst).setRequestId(HOSTILE_REQUEST).setKind(RequestEventKind.LLM_REQUEST)
+                        .setTimeUnixNano(start).setTtftS(12.5).setDecodeS(3.0).setCompletionTokens(11).build());
+                KernelBatch kb = new KernelBatch(inst, 0, i, List.of(
+                        new KernelRecord(HOSTILE_KERNEL, KernelKind.KERNEL, 7, start + 3_000_000L, start + 6_000_000L, (Long) null),
+                        new KernelRecord(HOSTILE_KERNEL, KernelKind.KERNEL, 7, start + 4_000_000L, start + 5_000_000L, (Long) null),
+                        new KernelRecord("ncclAllReduce", KernelKind.COLLECTIVE, 13, start + 6_000_000L, start + 7_000_000L, 10L)));
+                r.accept(new RetainedKernelBatch(kb, false, Verdict.OUTLIER, 3.0, 100L));
+            }
+            if (bad) {
+                r.accept(Anomaly.newBuilder().setAnomalyId(inst + "/" + i).setInstanceId(inst).setKind(AnomalyKind.OUTLIER)
+                        .setSeverity(Severity.HIGH).setStartUnixNano(start).setEndUnixNano(start + lat).setStepId(i).setLatencyNs(lat)
+                        .setExpectedNs(10e6).setBoundNs(13e6).setDeviationRatio(3.0).setModelKind("robust").setModelVersion(3).setStep(s).build());
+            }
+        }
+        r.flush();
+    }
+
+    @Test
+    void incidentsGroupFlaggedStepsAndReportsAreWellFormedAndEscaped() throws Exception {
+        Collect c = new Collect();
+        IncidentReporter r = new IncidentReporter(ReporterSettings.defaults(out), c);
+        feed(r, HOSTILE_INSTANCE);
+
+        // 200-209 and 350-352 are incidents; the lone step 300 is not
+        assertThat(c.incidents).extracting(Incident::getFirstStepId).containsExactly(200L, 350L);
+        assertThat(c.incidents.get(0).getNumSteps()).isEqualTo(10);
+        assertThat(c.alertIds).hasSize(1).as("rate-limited: one alert per instance per minute");
+        assertThat(Files.readAllLines(out.resolve("incidents.jsonl"))).hasSize(2);
+
+        String id = c.incidents.get(0).getIncidentId();
+        String base = "incident-" + id.replaceAll("[^A-Za-z0-9._-]", "_");
+        String html = Files.readString(out.resolve(base + ".html"));
+        assertThat(html).doesNotContain("<script>").doesNotContain("<img").contains("&lt;script&gt;").contains("&amp;").contains("<svg");
+        assertThat(html).contains("class=\"flagged\"");
+        DocumentBuilderFactory f = DocumentBuilderFactory.newInstance();
+        f.newDocumentBuilder().parse(new ByteArrayInputStream(html.getBytes(StandardCharsets.UTF_8))); // well-formed or throws
+        f.newDocumentBuilder().parse(out.resolve("index.html").toFile());
+
+        JsonNode report = new ObjectMapper().readTree(out.resolve(base + ".json").toFile());
+        assertThat(report.get("instance").asText()).isEqualTo(HOSTILE_INSTANCE);
+        assertThat(report.get("requests").get(0).get("slo_violations").toString()).contains("TTFT").contains("TPOT");
+
+        JsonNode trace = new ObjectMapper().readTree(out.resolve(base + ".trace.json").toFile());
+        Map<String, List<double[]>> byTrack = new HashMap<>();
+        int slices = 0;
+        for (JsonNode e : trace.get("traceEvents")) {
+            if (!e.get("ph").asText().equals("X")) {
+                continue;
+            }
+            slices++;
+            assertThat(e.get("ts").isNumber()).isTrue();
+            byTrack.computeIfAbsent(e.get("pid").asInt() + "/" + e.get("tid").asInt(), k -> new ArrayList<>())
+                    .add(new double[] {e.get("ts").asDouble(), e.get("ts").asDouble() + e.get("dur").asDouble()});
+        }
+        assertThat(slices).isGreaterThan(40);
+        // microseconds: a 30 ms step is a 30,000 us slice
+        assertThat(trace.toString()).contains("\"dur\":30000.0");
+        for (List<double[]> track : byTrack.values()) {
+            track.sort((a, b) -> Double.compare(a[0], b[0]));
+            List<double[]> stack = new ArrayList<>();
+            for (double[] s : track) {
+                while (!stack.isEmpty() && stack.get(stack.size() - 1)[1] <= s[0]) {
+                    stack.remove(stack.size() - 1);
+                }
+                if (!stack.isEmpty()) {
+                    assertThat(s[1]).as("slices on a track nest or do not overlap").isLessThanOrEqualTo(stack.get(stack.size() - 1)[1]);
+                }
+                stack.add(s);
+            }
+        }
+    }
+
+    @Test
+    void aRestartedReporterDoesNotRepeatAlerts() {
+        Collect first = new Collect();
+        IncidentReporter r1 = new IncidentReporter(ReporterSettings.defaults(out), first);
+        feed(r1, "i-1");
+        assertThat(first.alertIds).hasSize(1);
+
+        Collect second = new Collect();
+        IncidentReporter r2 = new IncidentReporter(ReporterSettings.defaults(out.resolve("again")), second);
+        r2.alreadyAlerted(Set.copyOf(first.alertIds));
+        feed(r2, "i-1");
+        assertThat(second.incidents).hasSize(2);
+        assertThat(second.alertIds).isEmpty();
+    }
+}
