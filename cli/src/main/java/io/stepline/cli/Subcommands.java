@@ -13,8 +13,6 @@ final class Subcommands {
     private static final Map<String, String> PENDING = new LinkedHashMap<>();
 
     static {
-        PENDING.put("demo", "Run the whole pipeline on an embedded broker with simulated faults and print what was found.");
-        PENDING.put("run", "Run the whole pipeline over captured trace files and write anomalies, incidents and reports.");
         PENDING.put("replay", "Re-run detection and reports over stored topics.");
         PENDING.put("bench", "Measure throughput, latency and retention of the pipeline.");
     }
@@ -30,6 +28,10 @@ final class Subcommands {
         CommandLine report = new CommandLine(new io.stepline.reports.cli.ReportCommand());
         MetricsAround.addTo(report);
         top.addSubcommand("report", report);
+        top.addSubcommand("run", new RunCommand());
+        CommandLine demo = new CommandLine(new DemoCommand());
+        MetricsAround.addTo(demo);
+        top.addSubcommand("demo", demo);
         for (Map.Entry<String, String> e : PENDING.entrySet()) {
             CommandLine sub = new CommandLine(new NotBuiltYet());
             sub.getCommandSpec().usageMessage().description(e.getValue() + " (not built yet)");

@@ -225,10 +225,14 @@ class IngestTopologyTest {
 
         in.pipeInput(null, good);
         in.pipeInput(null, Otlp.traces(Otlp.resource("vllm-5", "mixed", 1), "s", Otlp.formAStep(9, 1, T0, 5_000_000)).toByteArray());
+        in.pipeInput(null, good); // the same step again
+        in.pipeInput(null, Otlp.traces(Otlp.resource("vllm-5", "mixed", 1), "s", Otlp.formAStep(200_000, 1, T0, 5_000_000)).toByteArray());
+        in.pipeInput(null, Otlp.traces(Otlp.resource("vllm-5", "mixed", 1), "s", Otlp.formAStep(5, 1, T0, 5_000_000)).toByteArray());
 
         assertThat(deadLetters()).extracting(DeadLetter::getReasonCode).containsExactly("MALFORMED_PROTOBUF", "MALFORMED_PROTOBUF",
-                "MALFORMED_JSON", "WRONG_ATTRIBUTE_TYPE", "MISSING_ATTRIBUTE", "INVARIANT_VIOLATED", "STEP_ID_BACKWARDS");
-        assertThat(steps()).extracting(StepRecord::getStepId).containsExactly(10L);
+                "MALFORMED_JSON", "WRONG_ATTRIBUTE_TYPE", "MISSING_ATTRIBUTE", "INVARIANT_VIOLATED", "DUPLICATE_STEP", "STEP_ID_BACKWARDS");
+        // 9 arrives after 10: reordering, accepted; 5 arrives after 200,000: far behind, refused
+        assertThat(steps()).extracting(StepRecord::getStepId).containsExactly(10L, 9L, 200_000L);
     }
 
     private static List<KeyValue> replace(List<KeyValue> attrs, KeyValue kv) {

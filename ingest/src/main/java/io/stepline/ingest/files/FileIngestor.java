@@ -83,7 +83,8 @@ public final class FileIngestor implements AutoCloseable {
                 }
                 try {
                     TracesData td = OtlpDecoder.json(line.getBytes(StandardCharsets.UTF_8));
-                    producer.send(new ProducerRecord<>(Topics.OTLP_SPANS.topicName(), null, td.toByteArray()), onError);
+                    // one file is one ordered stream: a fixed key keeps its lines in one partition, in order
+                    producer.send(new ProducerRecord<>(Topics.OTLP_SPANS.topicName(), file.toString(), td.toByteArray()), onError);
                     ok++;
                 } catch (Rejection e) {
                     dead(file, lines, "application/json", e, line);

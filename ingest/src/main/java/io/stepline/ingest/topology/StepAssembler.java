@@ -33,6 +33,10 @@ import io.stepline.schemas.Serdes;
 public final class StepAssembler {
     /** How long a step waits for its phase spans, and a form B summary for its successor. */
     public static final long DEFAULT_REORDER_WINDOW_MS = 2_000;
+    /** Duplicate detection remembers this many recent step ids per instance. */
+    static final int RECENT_STEPS = 4096;
+    /** A step this far behind the highest seen is not reordering but a broken producer. */
+    static final long MAX_REORDER_STEPS = 100_000;
     private static final HexFormat HEX = HexFormat.of();
 
     /** Key-value state of the assembler. */
@@ -189,19 +193,28 @@ public final class StepAssembler {
                 .setLatencySource(LatencySource.SCHEDULE_ONLY).build();
     }
 
+    /**
+     * Messages of one instance may arrive out of order (the Collector spreads them over partitions by
+     * trace id), so a step id lower than the highest seen is normal; what is refused is a step seen
+     * before (a duplicate, within the last {@link #RECENT_STEPS} ids) and an id so far behind the
+     * highest that it cannot be reordering (step.id never resets, seeds/000 §C.2).
+     */
     private static void checkForward(String inst, long stepId, State state) {
         String key = "last|" + inst;
         byte[] last = state.get(key);
-        if (last != null) {
-            long prev = ByteBuffer.wrap(last).getLong();
-            if (stepId == prev) {
-                throw new Rejection(Rejection.DUPLICATE_STEP, "step " + stepId + " of " + inst + " seen twice");
-            }
-            if (stepId < prev) {
-                throw new Rejection(Rejection.STEP_ID_BACKWARDS, "step id of " + inst + " went backwards: " + stepId + " after " + prev);
-            }
+        long max = last == null ? -1 : ByteBuffer.wrap(last).getLong();
+        if (max >= 0 && stepId < max - MAX_REORDER_STEPS) {
+            throw new Rejection(Rejection.STEP_ID_BACKWARDS, "step id of " + inst + " went backwards: " + stepId + " after " + max);
         }
-        state.put(key, ByteBuffer.allocate(8).putLong(stepId).array());
+        String seenKey = "seen|" + inst + "|" + Math.floorMod(stepId, RECENT_STEPS);
+        byte[] seen = state.get(seenKey);
+        if (seen != null && ByteBuffer.wrap(seen).getLong() == stepId) {
+            throw new Rejection(Rejection.DUPLICATE_STEP, "step " + stepId + " of " + inst + " seen twice");
+        }
+        state.put(seenKey, ByteBuffer.allocate(8).putLong(stepId).array());
+        if (stepId > max) {
+            state.put(key, ByteBuffer.allocate(8).putLong(stepId).array());
+        }
     }
 
     /** Emits what waited longer than the window: steps without all their phases, summaries without a successor. */

@@ -89,6 +89,9 @@ public final class IncidentReporter {
         InstanceRole role = InstanceRole.UNKNOWN;
         final OutlierRuns runs = new OutlierRuns(settings.maxGapSteps(), settings.maxGapNs(), settings.minSteps());
         final Deque<Anomaly> anomalies = new ArrayDeque<>();
+        /** Runs that are over but whose kernel batches may still be on their way. */
+        final List<OutlierRuns.Run> closing = new ArrayList<>();
+        final List<Long> closingSinceMs = new ArrayList<>();
         long lastAnomalyWallMs;
         long lastVerdictStep = -1;
         long verdictCount;
@@ -132,7 +135,8 @@ public final class IncidentReporter {
         in.lastAnomalyWallMs = System.currentTimeMillis();
         OutlierRuns.Run closed = in.runs.add(a.getStepId() == null ? 0 : a.getStepId(), a.getStartUnixNano(), a.getEndUnixNano(), a.getDeviationRatio());
         if (closed != null) {
-            finish(in, closed);
+            in.closing.add(closed);
+            in.closingSinceMs.add(System.currentTimeMillis());
         }
     }
 
@@ -173,6 +177,10 @@ public final class IncidentReporter {
     /** Live mode: closes incidents whose instance moved past the gap and whose last anomaly is old enough. */
     public void closeIdle(long nowMs) {
         for (Instance in : instances.values()) {
+            while (!in.closing.isEmpty() && nowMs - in.closingSinceMs.get(0) >= settings.liveCloseDelayMs()) {
+                in.closingSinceMs.remove(0);
+                finish(in, in.closing.remove(0));
+            }
             OutlierRuns.Run open = in.runs.open();
             if (open != null && nowMs - in.lastAnomalyWallMs >= settings.liveCloseDelayMs()
                     && in.lastVerdictStep > open.lastStep + settings.maxGapSteps()) {
@@ -187,6 +195,10 @@ public final class IncidentReporter {
     /** Closes every open incident (end of input). */
     public void flush() {
         for (Instance in : instances.values()) {
+            while (!in.closing.isEmpty()) {
+                in.closingSinceMs.remove(0);
+                finish(in, in.closing.remove(0));
+            }
             OutlierRuns.Run closed = in.runs.flush();
             if (closed != null) {
                 finish(in, closed);
@@ -224,7 +236,14 @@ public final class IncidentReporter {
                 worst = a.getSeverity();
             }
         }
-        Triage t = Triager.triage(new Triager.Input(in.role, steps, phases.of(in.id, 20), kernels, new ArrayList<>(in.baseline)));
+        // compare with what the instance ran before the incident, not during or after it
+        List<KernelBatch> before = new ArrayList<>();
+        for (KernelBatch b : in.baseline) {
+            if (!b.getKernels().isEmpty() && b.getKernels().get(0).getStartNs() < run.startNs) {
+                before.add(b);
+            }
+        }
+        Triage t = Triager.triage(new Triager.Input(in.role, steps, phases.of(in.id, 20), kernels, before));
         String id = in.id + "-" + run.firstStep;
         List<IncidentReport.StepSummary> summaries = new ArrayList<>();
         for (Anomaly a : as) {
@@ -239,7 +258,7 @@ public final class IncidentReporter {
                 t.summary(), t.evidence(), run.firstStep, run.lastStep, run.steps, run.startNs, run.endNs, run.maxRatio, t.dominantPhase(),
                 t.dominantGrowth(), t.phaseGrowth(), t.ranks(), t.kernels(), summaries,
                 requests.impacts(in.id, run.firstStep, run.lastStep, settings.ttftSloS(), settings.tpotSloS(), 100),
-                Map.of("ttft_s", settings.ttftSloS(), "tpot_s", settings.tpotSloS()), kernels.size(), in.baseline.size());
+                Map.of("ttft_s", settings.ttftSloS(), "tpot_s", settings.tpotSloS()), kernels.size(), before.size());
         PerfettoTrace trace = new PerfettoTrace(in.id, run.startNs);
         for (StepRecord s : steps) {
             trace.step(s);

@@ -47,6 +47,7 @@ public final class ReportService implements AutoCloseable {
     private final ReporterSettings settings;
     private final String groupId;
     private final String inputPrefix;
+    private final boolean live;
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final AtomicBoolean flushRequested = new AtomicBoolean();
     private volatile CountDownLatch flushed = new CountDownLatch(0);
@@ -57,14 +58,19 @@ public final class ReportService implements AutoCloseable {
     private Thread thread;
 
     public ReportService(ReporterSettings settings) {
-        this(settings, DEFAULT_GROUP_ID, "");
+        this(settings, DEFAULT_GROUP_ID, "", true);
     }
 
-    /** {@code inputPrefix}: read the detector's topics with this prefix (replays write prefixed topics). */
-    public ReportService(ReporterSettings settings, String groupId, String inputPrefix) {
+    /**
+     * {@code inputPrefix}: read the detector's topics with this prefix (replays write prefixed topics).
+     * {@code live}: close incidents as the stream moves on; otherwise only on {@link #flush} (batch runs,
+     * which then give the same reports however the topics interleave).
+     */
+    public ReportService(ReporterSettings settings, String groupId, String inputPrefix, boolean live) {
         this.settings = settings;
         this.groupId = groupId;
         this.inputPrefix = inputPrefix;
+        this.live = live;
     }
 
     public ReportService start(String bootstrapServers) {
@@ -142,7 +148,9 @@ public final class ReportService implements AutoCloseable {
                         log.warn("skipping undecodable record on {}@{}: {}", r.topic(), r.offset(), e.toString());
                     }
                 }
-                reporter.closeIdle(System.currentTimeMillis());
+                if (live) {
+                    reporter.closeIdle(System.currentTimeMillis());
+                }
                 if (flushRequested.compareAndSet(true, false)) {
                     reporter.flush();
                     producer.flush();

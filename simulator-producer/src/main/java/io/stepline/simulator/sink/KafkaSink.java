@@ -29,6 +29,7 @@ import io.stepline.simulator.otlp.StepSpanEncoder;
  */
 public final class KafkaSink implements SimulationSink {
     public static final String TYPE_HEADER = "stepline.type";
+    static final String STREAM_KEY = "stepline-simulator";
 
     private final KafkaProducer<String, byte[]> producer;
     private final StepSpanEncoder encoder;
@@ -87,7 +88,8 @@ public final class KafkaSink implements SimulationSink {
         if (pending.isEmpty()) {
             return;
         }
-        send(Topics.OTLP_SPANS.topicName(), null, encoder.encode(pending).toByteArray(), null);
+        // the simulator is one ordered stream (like one Collector pipeline): a fixed key keeps its messages in order
+        send(Topics.OTLP_SPANS.topicName(), STREAM_KEY, encoder.encode(pending).toByteArray(), null);
         pending.clear();
     }
 

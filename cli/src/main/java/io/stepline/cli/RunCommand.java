@@ -1,0 +1,104 @@
+package io.stepline.cli;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import io.stepline.cli.pipeline.Pipeline;
+import io.stepline.ingest.files.FileIngestor;
+import io.stepline.kafka.ClusterOptions;
+import io.stepline.kafka.KafkaTarget;
+
+/** {@code stepline run}: the whole pipeline over captured files, to completion. */
+@Command(name = "run", mixinStandardHelpOptions = true,
+        description = {"Run the whole pipeline over captured trace files and write anomalies, incidents and reports.",
+            "Inputs: OTLP/JSON lines as the OpenTelemetry Collector's file exporter writes them, and kernel JSON lines.",
+            "Writes DIR/anomalies.jsonl, DIR/incidents.jsonl, DIR/index.html and one report per incident."})
+public final class RunCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    ClusterOptions cluster;
+
+    @Option(names = "--input", required = true, paramLabel = "TRACES", description = "OTLP/JSON lines file (repeatable; .gz accepted).")
+    List<Path> inputs;
+
+    @Option(names = "--kernels", paramLabel = "KERNELS", description = "Kernel batch JSON lines file (repeatable).")
+    List<Path> kernels;
+
+    @Option(names = "--out", required = true, paramLabel = "DIR", description = "Output directory.")
+    Path out;
+
+    @Option(names = "--model", defaultValue = "robust", description = "robust (default) or paper.")
+    String model;
+
+    @Option(names = "--timeout", defaultValue = "1800", description = "Give up after this many seconds (default: ${DEFAULT-VALUE}).")
+    long timeoutS;
+
+    @Override
+    public Integer call() throws Exception {
+        for (List<Path> files : List.of(inputs, kernels == null ? List.<Path>of() : kernels)) {
+            for (Path f : files) {
+                try {
+                    FileIngestor.requireReadable(f);
+                } catch (IllegalArgumentException e) {
+                    throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+                }
+            }
+        }
+        if (!model.equals("robust") && !model.equals("paper")) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--model must be robust or paper, got '" + model + "'");
+        }
+        Files.createDirectories(out);
+        Path state = Files.createTempDirectory("stepline-run-state");
+        var err = spec.commandLine().getErr();
+        try (KafkaTarget target = cluster.connect();
+             Pipeline pipeline = new Pipeline(target.bootstrapServers(), state, out, model, "-run-" + ProcessHandle.current().pid(), "", false).start(true)) {
+            long rejected = 0;
+            try (FileIngestor fi = new FileIngestor(target.bootstrapServers())) {
+                for (Path f : inputs) {
+                    FileIngestor.Counts c = fi.ingestTraces(f);
+                    rejected += c.rejected();
+                    err.printf("%s: %,d lines, %,d rejected%n", f, c.lines(), c.rejected());
+                }
+                for (Path f : kernels == null ? List.<Path>of() : kernels) {
+                    FileIngestor.Counts c = fi.ingestKernels(f);
+                    rejected += c.rejected();
+                    err.printf("%s: %,d lines, %,d rejected%n", f, c.lines(), c.rejected());
+                }
+            }
+            err.println("waiting for the pipeline to finish...");
+            pipeline.finish(true, Duration.ofSeconds(timeoutS));
+            long anomalies = pipeline.exportAnomalies(out.resolve("anomalies.jsonl"), null);
+            int incidents = pipeline.reports().reporter().reports().size();
+            spec.commandLine().getOut().printf("%,d anomalies, %,d incidents, %,d rejected input lines (see stepline.dlq); kernel retention: %s%n",
+                    anomalies, incidents, rejected, pipeline.detector().stats());
+            spec.commandLine().getOut().println("wrote " + out.resolve("anomalies.jsonl") + ", " + out.resolve("incidents.jsonl")
+                    + " and " + out.resolve("index.html"));
+            if (!Files.exists(out.resolve("incidents.jsonl"))) {
+                Files.createFile(out.resolve("incidents.jsonl"));
+            }
+            return 0;
+        } finally {
+            deleteQuietly(state);
+        }
+    }
+
+    static void deleteQuietly(Path dir) {
+        try (var s = Files.walk(dir)) {
+            s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (java.io.IOException e) {
+            // temporary state only
+        }
+    }
+}

@@ -1,0 +1,159 @@
+package io.stepline.cli.pipeline;
+
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.stepline.events.Anomaly;
+import io.stepline.events.AnomalyKind;
+import io.stepline.ingest.topology.IngestConfig;
+import io.stepline.ingest.topology.IngestService;
+import io.stepline.reports.incident.ReporterSettings;
+import io.stepline.reports.service.ReportService;
+import io.stepline.roofline.DetectorConfig;
+import io.stepline.roofline.DetectorService;
+import io.stepline.schemas.Serdes;
+import io.stepline.schemas.Topics;
+
+/**
+ * The whole pipeline in one process: ingest, detector and reports on one cluster, with a way to
+ * wait until everything produced so far has gone through, and to export what was found.
+ */
+public final class Pipeline implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(Pipeline.class);
+    /** Longer than ingest's reorder window, so late-emitted steps are part of "done". */
+    static final Duration SETTLE = Duration.ofMillis(2500);
+
+    private final String bootstrap;
+    private final IngestService ingest;
+    private final DetectorService detector;
+    private final ReportService reports;
+    private final String outputPrefix;
+
+    public Pipeline(String bootstrap, Path stateDir, Path reportDir, String model, String runId, String outputPrefix, boolean live) {
+        this.bootstrap = bootstrap;
+        this.outputPrefix = outputPrefix;
+        this.ingest = new IngestService(IngestConfig.builder().applicationId("stepline-ingest" + runId).stateDir(stateDir.resolve("ingest"))
+                .reorderWindowMs(1000).build());
+        this.detector = new DetectorService(DetectorConfig.builder().applicationId("stepline-roofline" + runId).model(model)
+                .stateDir(stateDir.resolve("detector")).outputPrefix(outputPrefix).build());
+        this.reports = new ReportService(ReporterSettings.defaults(reportDir), "stepline-reports" + runId, outputPrefix, live);
+    }
+
+    /** Starts the stages; {@code withIngest} false for a replay that starts from stored steps. */
+    public Pipeline start(boolean withIngest) {
+        if (withIngest) {
+            ingest.start(bootstrap);
+        }
+        detector.start(bootstrap);
+        reports.start(bootstrap);
+        return this;
+    }
+
+    public DetectorService detector() {
+        return detector;
+    }
+
+    public ReportService reports() {
+        return reports;
+    }
+
+    public IngestService ingest() {
+        return ingest;
+    }
+
+    public boolean healthy(boolean withIngest) {
+        return (!withIngest || ingest.isHealthy()) && detector.isHealthy() && reports.isHealthy();
+    }
+
+    /** Waits until every stage has consumed all its input, then closes the open incidents. */
+    public void finish(boolean withIngest, Duration timeout) throws TimeoutException, InterruptedException {
+        List<Quiescence.Stage> stages = new ArrayList<>();
+        if (withIngest) {
+            stages.add(new Quiescence.Stage(ingest.applicationId(), List.of(Topics.OTLP_SPANS.topicName(),
+                    ingest.applicationId() + "-by-instance-repartition")));
+        }
+        stages.add(new Quiescence.Stage(detector.applicationId(), List.of(Topics.STEPS.topicName(), Topics.KERNELS.topicName())));
+        stages.add(new Quiescence.Stage(reports.groupId(), reports.inputTopics()));
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        try (Admin admin = Admin.create(p)) {
+            new Quiescence(admin).await(stages, timeout, SETTLE, () -> healthy(withIngest));
+        }
+        reports.flush(Duration.ofSeconds(60));
+    }
+
+    /**
+     * Writes {@code anomalies.jsonl}: one object per flagged step or sustained regression with
+     * instance, step_id, verdict, kind, latency_ms, expected_ms, start_unix_nano (and more).
+     */
+    public long exportAnomalies(Path file, Consumer<Anomaly> also) throws IOException {
+        ObjectMapper m = new ObjectMapper();
+        long n = 0;
+        List<Anomaly> all = new ArrayList<>();
+        TopicReader.readAll(bootstrap, outputPrefix + Topics.ANOMALIES.topicName(), v -> all.add(Serdes.ANOMALY.decode(v)));
+        all.sort((a, b) -> {
+            int x = a.getInstanceId().compareTo(b.getInstanceId());
+            if (x != 0) {
+                return x;
+            }
+            return Long.compare(a.getStepId() == null ? 0 : a.getStepId(), b.getStepId() == null ? 0 : b.getStepId());
+        });
+        try (BufferedWriter w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+            for (Anomaly a : all) {
+                ObjectNode o = m.createObjectNode();
+                o.put("anomaly_id", a.getAnomalyId()).put("instance", a.getInstanceId());
+                if (a.getStepId() != null) {
+                    o.put("step_id", a.getStepId());
+                } else {
+                    o.putNull("step_id");
+                }
+                o.put("verdict", a.getKind() == AnomalyKind.OUTLIER ? "OUTLIER" : "SUSTAINED_REGRESSION").put("kind", a.getKind().name())
+                        .put("severity", a.getSeverity().name());
+                putMs(o, "latency_ms", a.getLatencyNs() == null ? null : a.getLatencyNs().doubleValue());
+                putMs(o, "expected_ms", a.getExpectedNs());
+                putMs(o, "bound_ms", a.getBoundNs());
+                o.put("deviation_ratio", a.getDeviationRatio()).put("start_unix_nano", a.getStartUnixNano())
+                        .put("end_unix_nano", a.getEndUnixNano()).put("model", a.getModelKind()).put("model_version", a.getModelVersion());
+                w.write(m.writeValueAsString(o));
+                w.write('\n');
+                if (also != null) {
+                    also.accept(a);
+                }
+                n++;
+            }
+        }
+        return n;
+    }
+
+    private static void putMs(ObjectNode o, String field, Double ns) {
+        if (ns == null || ns.isNaN()) {
+            o.putNull(field);
+        } else {
+            o.put(field, ns / 1e6);
+        }
+    }
+
+    @Override
+    public void close() {
+        reports.close();
+        detector.close();
+        ingest.close();
+        log.debug("pipeline stopped");
+    }
+}
