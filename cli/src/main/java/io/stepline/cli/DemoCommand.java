@@ -48,7 +48,7 @@ public final class DemoCommand implements Callable<Integer> {
     @Mixin
     ClusterOptions cluster;
 
-    @Option(names = "--duration", defaultValue = "60", description = "Simulated seconds (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--duration", defaultValue = "90", description = "Simulated seconds (default: ${DEFAULT-VALUE}).")
     double durationS;
 
     @Option(names = "--instances", defaultValue = "3", description = "Mixed instances (TP 1, 2, 4, ...), plus one prefill/decode pair (default: ${DEFAULT-VALUE}).")

@@ -62,6 +62,8 @@ public final class IncidentReporter {
     static final int MAX_BASELINE_BATCHES = 256;
     static final int SCATTER_SAMPLES = 1500;
     static final int SCATTER_EVERY = 4;
+    /** Baseline kernels from this long before a drift was noticed stand for the instance before the regression. */
+    static final long DRIFT_LOOKBACK_NS = 10_000_000_000L;
 
     private final ReporterSettings settings;
     private final Publisher publisher;
@@ -281,7 +283,12 @@ public final class IncidentReporter {
         List<KernelBatch> after = new ArrayList<>();
         for (KernelBatch b : in.baseline) {
             long t = b.getKernels().isEmpty() ? 0 : b.getKernels().get(0).getStartNs();
-            (t >= start ? after : before).add(b);
+            // the drift is noticed after the window has absorbed the change: compare with clearly earlier steps
+            if (t >= start) {
+                after.add(b);
+            } else if (t < start - DRIFT_LOOKBACK_NS) {
+                before.add(b);
+            }
         }
         Triage t = Triager.triage(new Triager.Input(in.role, List.of(), Map.of(), after, before));
         List<String> evidence = new ArrayList<>();

@@ -69,8 +69,10 @@ public final class Triager {
         int tp = Math.max(1, ranks.size());
 
         // 1. a regressed kernel variant: a name the baseline never ran, close to one it did, and slower
+        java.util.Set<String> incidentNames = kernelMeans(in.incidentKernels()).keySet();
         for (KernelDiff d : diffs) {
-            if (!d.name().equals(d.baselineName()) && d.slowdown() >= KERNEL_SLOWDOWN) {
+            boolean replaced = !incidentNames.contains(d.baselineName());
+            if (!d.name().equals(d.baselineName()) && (d.slowdown() >= KERNEL_SLOWDOWN || (replaced && d.slowdown() >= 1.05))) {
                 evidence.add(String.format(Locale.ROOT, "kernel %s is new (baseline ran %s; names differ from character %d) and %.2fx slower",
                         shorten(d.name()), shorten(d.baselineName()), d.differsAt(), d.slowdown()));
                 return new Triage(FaultType.KERNEL_REGRESSION, "one kernel regressed: " + shorten(d.name()), evidence, dominant, dominantGrowth, growth, ranks, diffs);
@@ -104,15 +106,41 @@ public final class Triager {
             // 5. a bubble on one rank's stream
             RankEvidence gap = ranks.stream().max((a, b) -> Long.compare(a.largestIdleGapNs(), b.largestIdleGapNs())).get();
             double window = forwardWindowNs(in, gap.rank());
-            if (window > 0 && gap.largestIdleGapNs() >= BUBBLE_SHARE * window && gap.medianKernelSlowdown() < KERNEL_SLOWDOWN) {
+            boolean normalSpeed = Double.isNaN(gap.medianKernelSlowdown()) || gap.medianKernelSlowdown() < KERNEL_SLOWDOWN;
+            // a bubble as long as the rest of the pass is a stall whatever the kernel speeds say
+            if (window > 0 && gap.largestIdleGapNs() >= BUBBLE_SHARE * window && (normalSpeed || gap.largestIdleGapNs() >= 0.5 * window)) {
                 evidence.add(String.format(Locale.ROOT, "rank %d sat idle for %.2f ms (%.0f%% of its forward pass) with kernels at normal speed (%.2fx): a host-side stall",
                         gap.rank(), gap.largestIdleGapNs() / 1e6, 100.0 * gap.largestIdleGapNs() / window, gap.medianKernelSlowdown()));
                 return new Triage(FaultType.HOST_STALL, "rank " + gap.rank() + " stalled on the host", evidence, dominant, dominantGrowth, growth, ranks, diffs);
             }
-            // 6.-7. uniformly slower kernels
+            // 6.-7. uniformly slower kernels; without baseline batches, ranks are compared with each other
+            if (ranks.stream().allMatch(r -> Double.isNaN(r.medianKernelSlowdown())) && tp > 1) {
+                Map<Integer, Double> rel = crossRank(in.incidentKernels());
+                RankEvidence worst = ranks.stream().max((a, b) -> Double.compare(rel.getOrDefault(a.rank(), 1.0), rel.getOrDefault(b.rank(), 1.0))).get();
+                double worstRel = rel.getOrDefault(worst.rank(), 1.0);
+                if (worstRel >= KERNEL_SLOWDOWN) {
+                    evidence.add(String.format(Locale.ROOT, "no baseline kernels; rank %d's kernels ran %.2fx slower than the same kernels on the other ranks",
+                            worst.rank(), worstRel));
+                    return new Triage(FaultType.DEVICE_CONTENTION, "rank " + worst.rank() + " contended on the device", evidence, dominant, dominantGrowth, growth, ranks, diffs);
+                }
+                Double fwd = growth.get("ModelRunner::Forward");
+                if (fwd != null && fwd >= PHASE_GROWTH) {
+                    evidence.add(String.format(Locale.ROOT, "no baseline kernels; the forward pass took %.1fx its baseline on every rank alike, with no idle bubble: clock throttling", fwd));
+                    return new Triage(FaultType.CLOCK_THROTTLING, "every GPU ran slow", evidence, dominant, dominantGrowth, growth, ranks, diffs);
+                }
+            }
             long slowRanks = ranks.stream().filter(r -> r.medianKernelSlowdown() >= KERNEL_SLOWDOWN).count();
             if (slowRanks > 0) {
                 RankEvidence worst = ranks.stream().max((a, b) -> Double.compare(a.medianKernelSlowdown(), b.medianKernelSlowdown())).get();
+                // batch shapes differ from the baseline's; the same kernels on the other ranks of the same steps do not
+                Map<Integer, Double> rel = tp > 1 ? crossRank(in.incidentKernels()) : Map.of();
+                double maxRel = rel.values().stream().mapToDouble(Double::doubleValue).max().orElse(1);
+                if (maxRel >= KERNEL_SLOWDOWN) {
+                    int r = rel.entrySet().stream().max(Map.Entry.comparingByValue()).get().getKey();
+                    evidence.add(String.format(Locale.ROOT, "rank %d's kernels ran %.2fx slower than the same kernels on the other ranks in the same steps; they waited in collectives",
+                            r, maxRel));
+                    return new Triage(FaultType.DEVICE_CONTENTION, "rank " + r + " contended on the device", evidence, dominant, dominantGrowth, growth, ranks, diffs);
+                }
                 if (tp > 1 && slowRanks == tp) {
                     evidence.add(String.format(Locale.ROOT, "kernels on all %d ranks ran %.2fx-%.2fx slower than their baselines: clock throttling",
                             tp, ranks.stream().mapToDouble(RankEvidence::medianKernelSlowdown).min().orElse(0), worst.medianKernelSlowdown()));
@@ -233,6 +261,36 @@ public final class Triager {
             }
         }
         return v.isEmpty() ? 0 : median(v);
+    }
+
+    /** Per rank: median over kernel names of (this rank's mean / the other ranks' mean) for the same kernel. */
+    static Map<Integer, Double> crossRank(List<KernelBatch> batches) {
+        Map<Integer, List<KernelBatch>> byRank = new TreeMap<>();
+        for (KernelBatch b : batches) {
+            byRank.computeIfAbsent(b.getRank(), k -> new ArrayList<>()).add(b);
+        }
+        Map<Integer, Double> out = new HashMap<>();
+        for (Map.Entry<Integer, List<KernelBatch>> e : byRank.entrySet()) {
+            Map<String, double[]> mine = kernelMeans(e.getValue());
+            List<KernelBatch> others = new ArrayList<>();
+            byRank.forEach((r, bs) -> {
+                if (!r.equals(e.getKey())) {
+                    others.addAll(bs);
+                }
+            });
+            Map<String, double[]> theirs = kernelMeans(others);
+            List<Double> ratios = new ArrayList<>();
+            mine.forEach((name, m) -> {
+                double[] t = theirs.get(name);
+                if (t != null && t[0] > 0 && !name.startsWith("nccl")) {
+                    ratios.add(m[0] / t[0]);
+                }
+            });
+            if (!ratios.isEmpty()) {
+                out.put(e.getKey(), median(ratios));
+            }
+        }
+        return out;
     }
 
     /** name -> [mean duration ns, count] over the given batches. */

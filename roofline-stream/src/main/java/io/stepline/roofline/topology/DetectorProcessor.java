@@ -54,6 +54,10 @@ final class DetectorProcessor implements Processor<String, byte[], String, byte[
     private final Map<String, LatencyDetector> detectors = new HashMap<>();
     private final Map<String, LinkedHashMap<Long, double[]>> verdicts = new HashMap<>();
     private long pendingBytes;
+    /** Per instance and rank: the time bucket of the last baseline kept, so slow instances get baselines too. */
+    private final Map<String, Long> lastBaselineBucket = new HashMap<>();
+    /** At least one baseline batch per instance and rank in each such period of step time. */
+    static final long BASELINE_PERIOD_NS = 5_000_000_000L;
 
     DetectorProcessor(DetectorConfig cfg) {
         this.cfg = cfg;
@@ -229,7 +233,7 @@ final class DetectorProcessor implements Processor<String, byte[], String, byte[
 
     private void decide(KernelBatch kb, int size, Verdict verdict, double ratio, long ts) {
         boolean outlier = verdict == Verdict.OUTLIER;
-        boolean baseline = !outlier && verdict == Verdict.NORMAL && sampled(kb.getInstanceId(), kb.getStepId());
+        boolean baseline = !outlier && verdict == Verdict.NORMAL && (sampled(kb.getInstanceId(), kb.getStepId()) || periodic(kb));
         if (!outlier && !baseline) {
             stats.droppedBatches.increment();
             stats.droppedBytes.add(size);
@@ -244,6 +248,15 @@ final class DetectorProcessor implements Processor<String, byte[], String, byte[
         }
         RetainedKernelBatch r = new RetainedKernelBatch(kb, baseline, verdict, Double.isNaN(ratio) ? 0 : ratio, (long) size);
         ctx.forward(new Record<>(kb.getInstanceId(), io.stepline.schemas.Serdes.RETAINED_KERNELS.encode(r), ts), RooflineTopology.RETAINED_SINK);
+    }
+
+    private boolean periodic(KernelBatch kb) {
+        if (cfg.baselineSampleRate() <= 0 || kb.getKernels().isEmpty()) {
+            return false;
+        }
+        long bucket = kb.getKernels().get(0).getStartNs() / BASELINE_PERIOD_NS;
+        Long last = lastBaselineBucket.put(kb.getInstanceId() + "/" + kb.getRank(), bucket);
+        return last == null || bucket > last;
     }
 
     /** Deterministic sampling (a replay keeps the same baseline steps). */

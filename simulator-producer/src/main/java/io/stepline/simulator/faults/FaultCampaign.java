@@ -51,7 +51,7 @@ public final class FaultCampaign {
         int sustainedOn = sustainedRegression ? rng.nextInt(instances.size()) : -1;
         for (int i = 0; i < instances.size(); i++) {
             InstanceShape shape = instances.get(i);
-            double usableEnd = i == sustainedOn ? warmupS + (durationS - warmupS) / 2 : durationS;
+            double usableEnd = i == sustainedOn ? warmupS + (durationS - warmupS) / 3 : durationS;
             double slot = (usableEnd - warmupS) / Math.max(1, episodesPerInstance);
             for (int e = 0; e < episodesPerInstance; e++) {
                 List<FaultType> valid = new ArrayList<>();
@@ -70,7 +70,7 @@ public final class FaultCampaign {
             }
         }
         if (sustainedRegression) {
-            double start = warmupS + (durationS - warmupS) / 2;
+            double start = warmupS + (durationS - warmupS) / 3;
             // MLP GEMMs 2.2x slower: ~1.1-1.4x per step depending on the batch mix, mostly under the outlier
             // bound: the kind of slow, lasting regression a rolling roofline absorbs
             double mag = 2.2;
