@@ -14,7 +14,6 @@ final class Subcommands {
 
     static {
         PENDING.put("replay", "Re-run detection and reports over stored topics.");
-        PENDING.put("bench", "Measure throughput, latency and retention of the pipeline.");
     }
 
     static void register(CommandLine top) {
@@ -32,6 +31,7 @@ final class Subcommands {
         CommandLine demo = new CommandLine(new DemoCommand());
         MetricsAround.addTo(demo);
         top.addSubcommand("demo", demo);
+        top.addSubcommand("bench", new BenchCommand());
         for (Map.Entry<String, String> e : PENDING.entrySet()) {
             CommandLine sub = new CommandLine(new NotBuiltYet());
             sub.getCommandSpec().usageMessage().description(e.getValue() + " (not built yet)");

@@ -1,0 +1,250 @@
+package io.stepline.cli;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import org.HdrHistogram.Histogram;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import io.stepline.events.StepVerdict;
+import io.stepline.ingest.topology.IngestConfig;
+import io.stepline.ingest.topology.IngestService;
+import io.stepline.kafka.ClusterOptions;
+import io.stepline.kafka.KafkaTarget;
+import io.stepline.roofline.DetectorConfig;
+import io.stepline.roofline.DetectorService;
+import io.stepline.schemas.Serdes;
+import io.stepline.schemas.Topics;
+import io.stepline.simulator.Simulation;
+import io.stepline.simulator.SimulationConfig;
+import io.stepline.simulator.faults.FaultCampaign;
+import io.stepline.simulator.sink.KafkaSink;
+
+/**
+ * {@code stepline bench}: the harness behind the performance figures. It fills {@code otlp_spans}
+ * (and {@code stepline.kernels}) from the simulator, measures how fast a plain consumer reads
+ * the spans, then how fast ingest + detector turn them into verdicts (exactly once), then the
+ * step-to-verdict latency under a steady paced load, and the retention ratio, heap and RSS.
+ */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = "Measure throughput, step-to-verdict latency and retention of ingest + roofline on a broker.")
+public final class BenchCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    ClusterOptions cluster;
+
+    @Option(names = "--instances", defaultValue = "16", description = "Simulated instances (default: ${DEFAULT-VALUE}).")
+    int instances;
+
+    @Option(names = "--seconds", defaultValue = "15", description = "Simulated seconds of traffic for the throughput phase (default: ${DEFAULT-VALUE}).")
+    double seconds;
+
+    @Option(names = "--kernels", defaultValue = "0", description = "Kernel records per rank per step (default: ${DEFAULT-VALUE}).")
+    int kernels;
+
+    @Option(names = "--latency-seconds", defaultValue = "10", description = "Duration of the paced latency phase, 0 to skip (default: ${DEFAULT-VALUE}).")
+    double latencySeconds;
+
+    @Option(names = "--out", description = "Also write the figures as JSON to this file.")
+    Path out;
+
+    @Override
+    public Integer call() throws Exception {
+        if (instances < 1 || seconds <= 0) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--instances and --seconds must be positive");
+        }
+        var err = spec.commandLine().getErr();
+        Path state = Files.createTempDirectory("stepline-bench-state");
+        Map<String, Object> fig = new LinkedHashMap<>();
+        try (KafkaTarget target = cluster.connect()) {
+            String bs = target.bootstrapServers();
+            SimulationConfig cfg = SimulationConfig.builder().seed(11).instances(SimulationConfig.Builder.mixedInstances(instances, new int[] {1, 2}))
+                    .durationS(seconds).poisson(3.0 * instances).kernelsPerRank(kernels).faults(FaultCampaign.random(11,
+                            SimulationConfig.Builder.mixedInstances(instances, new int[] {1, 2}).stream()
+                                    .map(i -> new FaultCampaign.InstanceShape(i.role(), i.tp())).toList(), seconds, seconds / 3, 1, 2, 4, 0.5, 1, false))
+                    .build();
+            err.println("producing simulated traffic to otlp_spans" + (kernels > 0 ? " and stepline.kernels" : "") + "...");
+            long p0 = System.nanoTime();
+            long steps;
+            long kernelRecords;
+            try (KafkaSink sink = new KafkaSink(bs, cfg.form(), 64, false)) {
+                var summary = new Simulation(cfg).run(sink, null);
+                steps = summary.steps();
+                kernelRecords = summary.kernelRecords();
+            }
+            fig.put("steps", steps);
+            fig.put("kernel_records", kernelRecords);
+            fig.put("produce_steps_per_s", steps / ((System.nanoTime() - p0) / 1e9));
+
+            long c0 = System.nanoTime();
+            long spanMessages = countTopic(bs, Topics.OTLP_SPANS.topicName());
+            double plainS = (System.nanoTime() - c0) / 1e9;
+            fig.put("plain_consumer_steps_per_s", steps / plainS);
+            err.printf(Locale.ROOT, "%,d steps in %,d messages; plain consumer read them in %.2f s%n", steps, spanMessages, plainS);
+
+            DetectorConfig dcfg = DetectorConfig.builder().applicationId("bench-roofline").stateDir(state.resolve("d")).build();
+            long t0 = System.nanoTime();
+            AtomicLong firstVerdictNs = new AtomicLong();
+            try (IngestService ingest = new IngestService(IngestConfig.builder().applicationId("bench-ingest").stateDir(state.resolve("i"))
+                    .reorderWindowMs(500).build()).start(bs);
+                 DetectorService det = new DetectorService(dcfg).start(bs)) {
+                long verdicts = 0;
+                long deadline = System.nanoTime() + Duration.ofMinutes(20).toNanos();
+                while (verdicts < steps * 0.999 && System.nanoTime() < deadline) {
+                    Thread.sleep(250);
+                    verdicts = endOffsetSum(bs, Topics.VERDICTS.topicName());
+                    if (verdicts > 0 && firstVerdictNs.get() == 0) {
+                        firstVerdictNs.set(System.nanoTime());
+                    }
+                    if (!ingest.isHealthy() || !det.isHealthy()) {
+                        throw new IllegalStateException("a stage failed during the benchmark");
+                    }
+                }
+                double pipelineS = (System.nanoTime() - firstVerdictNs.get()) / 1e9;
+                double totalS = (System.nanoTime() - t0) / 1e9;
+                fig.put("steps_per_s", steps / pipelineS);
+                fig.put("kernel_records_per_s", kernelRecords / pipelineS);
+                fig.put("ratio", steps / pipelineS / (steps / plainS));
+                fig.put("pipeline_seconds_incl_startup", totalS);
+                err.printf(Locale.ROOT, "ingest + detector: %,d verdicts in %.2f s after the first (%.2f s with start-up)%n", verdicts, pipelineS, totalS);
+
+                if (latencySeconds > 0) {
+                    fig.putAll(latency(bs, instances, latencySeconds));
+                }
+                fig.put("retention_ratio", det.stats().retentionRatio());
+            }
+            fig.put("peak_heap_bytes", peakHeap());
+            fig.put("peak_rss_bytes", peakRss());
+        } finally {
+            RunCommand.deleteQuietly(state);
+        }
+        print(fig);
+        if (out != null) {
+            Files.writeString(out, new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(fig) + "\n");
+        }
+        return 0;
+    }
+
+    /** Paced load into the running pipeline; latency = verdict seen by a consumer minus the step's produce time. */
+    private Map<String, Object> latency(String bs, int instances, double seconds) throws Exception {
+        var err = spec.commandLine().getErr();
+        double speed = 1.0;
+        List<SimulationConfig.InstanceSpec> fleet = new java.util.ArrayList<>();
+        for (int i = 0; i < instances; i++) {
+            fleet.add(new SimulationConfig.InstanceSpec(String.format(Locale.ROOT, "latency-i%02d", i), "mixed", 1 + i % 2));
+        }
+        SimulationConfig cfg = SimulationConfig.builder().seed(12).instances(fleet)
+                .durationS(seconds).poisson(3.0 * instances).kernelsPerRank(0).realTime(speed).epochNanos(System.currentTimeMillis() * 1_000_000L)
+                .build();
+        Histogram h = new Histogram(60_000_000_000L, 3);
+        AtomicBoolean done = new AtomicBoolean();
+        long startMs = System.currentTimeMillis();
+        Thread reader = new Thread(() -> {
+            Properties p = new Properties();
+            p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bs);
+            p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+            try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer())) {
+                List<TopicPartition> parts = c.partitionsFor(Topics.VERDICTS.topicName()).stream()
+                        .map(i -> new TopicPartition(Topics.VERDICTS.topicName(), i.partition())).toList();
+                c.assign(parts);
+                c.seekToEnd(parts);
+                parts.forEach(c::position);
+                while (!done.get()) {
+                    for (var r : c.poll(Duration.ofMillis(50))) {
+                        StepVerdict v = Serdes.VERDICT.decode(r.value());
+                        long produced = v.getProducedUnixNano() == null ? 0 : v.getProducedUnixNano() / 1_000_000L;
+                        if (produced >= startMs) {
+                            h.recordValue(Math.max(0, System.currentTimeMillis() - produced) * 1_000_000L);
+                        }
+                    }
+                }
+            }
+        }, "bench-latency-reader");
+        reader.start();
+        err.printf(Locale.ROOT, "latency phase: %.0f s of real-time traffic from %d instances...%n", seconds, instances);
+        try (KafkaSink sink = new KafkaSink(bs, cfg.form(), 1, false)) {
+            new Simulation(cfg).run(sink, null);
+        }
+        Thread.sleep(2000);
+        done.set(true);
+        reader.join(5000);
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("latency_samples", h.getTotalCount());
+        m.put("latency_load_steps_per_s", h.getTotalCount() / seconds);
+        m.put("verdict_latency_p50_ms", h.getValueAtPercentile(50) / 1e6);
+        m.put("verdict_latency_p99_ms", h.getValueAtPercentile(99) / 1e6);
+        return m;
+    }
+
+    private static long countTopic(String bs, String topic) {
+        return io.stepline.cli.pipeline.TopicReader.readAll(bs, topic, v -> { });
+    }
+
+    private static long endOffsetSum(String bs, String topic) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bs);
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer())) {
+            List<TopicPartition> parts = c.partitionsFor(topic).stream().map(i -> new TopicPartition(topic, i.partition())).toList();
+            // committed records only; transaction markers make this a slight over-count, corrected by the 0.999 stop
+            return c.endOffsets(parts).values().stream().mapToLong(Long::longValue).sum();
+        }
+    }
+
+    private static long peakHeap() {
+        long sum = 0;
+        for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+            if (pool.getType() == MemoryType.HEAP) {
+                sum += pool.getPeakUsage().getUsed();
+            }
+        }
+        return sum;
+    }
+
+    private static long peakRss() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmHWM:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            return -1;
+        }
+        return -1;
+    }
+
+    private void print(Map<String, Object> fig) {
+        var o = spec.commandLine().getOut();
+        o.println();
+        fig.forEach((k, v) -> o.printf(Locale.ROOT, "%-32s %s%n", k, v instanceof Double d ? String.format(Locale.ROOT, "%,.3f", d) : String.format(Locale.ROOT, "%,d", v)));
+        o.flush();
+    }
+}
