@@ -6,7 +6,7 @@ import java.util.List;
 import io.stepline.simulator.Presets;
 import io.stepline.simulator.SimulationConfig;
 
-/** Scratch entry point: prints the detection table for a campaign. */
+/** Prints the side-by-side detection table (paper baseline vs default model) for a seeded campaign: args SEED SECONDS. */
 public final class DetectionBenchMain {
     public static void main(String[] args) throws Exception {
         long seed = args.length > 0 ? Long.parseLong(args[0]) : 1;
