@@ -13,7 +13,7 @@ final class Subcommands {
     private static final Map<String, String> PENDING = new LinkedHashMap<>();
 
     static {
-        PENDING.put("replay", "Re-run detection and reports over stored topics.");
+        PENDING.put("replay", "Re-run detection and reports over stored topics from an offset or a timestamp.");
     }
 
     static void register(CommandLine top) {
