@@ -95,7 +95,6 @@ public final class DemoCommand implements Callable<Integer> {
         try (KafkaTarget target = cluster.connect();
              Pipeline pipeline = new Pipeline(target.bootstrapServers(), state, out, "robust", "-demo-" + ProcessHandle.current().pid(), "", live)
                      .start(true)) {
-            var tap = MetricsAround.tapFor(target.bootstrapServers(), true);
             err.printf(Locale.ROOT, "simulating %d instances (%s) for %s, every fault type injected...%n", fleet.size(),
                     fleet.stream().map(i -> i.role() + "/tp" + i.tp()).toList(), live ? "ever (Ctrl-C to stop)" : (int) durationS + " s");
             Throwable[] simFailure = {null};
@@ -140,9 +139,6 @@ public final class DemoCommand implements Callable<Integer> {
             }
             TruthScore score = TruthScore.score(verdicts, labels, episodes, incidents);
             DemoSummary.print(spec.commandLine().getOut(), score, anomalies, pipeline.detector().stats(), out, (System.nanoTime() - t0) / 1e9);
-            if (tap != null) {
-                tap.close();
-            }
             return 0;
         } finally {
             if (sim != null && sim.isAlive()) {

@@ -6,6 +6,8 @@ import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParseResult;
 
+import io.stepline.kafka.ConnectHooks;
+import io.stepline.metrics.ConsumerLagMeter;
 import io.stepline.metrics.MetricsOptions;
 import io.stepline.metrics.MetricsServer;
 import io.stepline.metrics.PipelineTopicMetrics;
@@ -47,20 +49,28 @@ final class MetricsAround implements CommandLine.IExecutionStrategy {
         }
         try (MetricsServer server = MetricsServer.builder().bindAddress(options.bindAddress()).port(options.port()).build().start()) {
             MetricsRegistryHolder.set(server.registry());
+            List<AutoCloseable> feeds = new java.util.concurrent.CopyOnWriteArrayList<>();
+            java.util.function.Consumer<String> hook = bs -> {
+                // what the pipeline writes, and how far each stage lags, for whichever stages run against this cluster
+                feeds.add(new PipelineTopicMetrics(server.registry(), bs, "stepline-metrics-" + ProcessHandle.current().pid(), false).start());
+                feeds.add(new ConsumerLagMeter(server.registry(), bs, List.of("stepline-ingest", "stepline-roofline", "stepline-reports"))
+                        .start(ConsumerLagMeter.DEFAULT_INTERVAL_MS));
+            };
+            ConnectHooks.add(hook);
             try {
                 return delegate.execute(parseResult);
             } finally {
+                ConnectHooks.remove(hook);
+                for (AutoCloseable f : feeds) {
+                    try {
+                        f.close();
+                    } catch (Exception ignored) {
+                        // shutting down
+                    }
+                }
                 MetricsRegistryHolder.clear();
             }
         }
     }
 
-    /** Starts the topic tap once the command knows its cluster; returns null when metrics are off. */
-    static PipelineTopicMetrics tapFor(String bootstrapServers, boolean fromBeginning) {
-        var registry = MetricsRegistryHolder.get();
-        if (registry == null) {
-            return null;
-        }
-        return new PipelineTopicMetrics(registry, bootstrapServers, "stepline-metrics-" + ProcessHandle.current().pid(), fromBeginning).start();
-    }
 }

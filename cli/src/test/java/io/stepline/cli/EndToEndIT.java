@@ -38,12 +38,23 @@ class EndToEndIT {
 
         Path first = tmp.resolve("first");
         Path second = tmp.resolve("second");
+        Path kafkaDir = tmp.resolve("kafka");
         for (Path out : List.of(first, second)) {
             StringWriter o = new StringWriter();
-            assertThat(run(o, "run", "--input", sim.resolve("traces.otlp.jsonl").toString(), "--kernels",
-                    sim.resolve("kernels.jsonl").toString(), "--out", out.toString())).isZero();
+            List<String> args = new ArrayList<>(List.of("run", "--input", sim.resolve("traces.otlp.jsonl").toString(), "--kernels",
+                    sim.resolve("kernels.jsonl").toString(), "--out", out.toString()));
+            if (out == first) {
+                args.addAll(List.of("--data-dir", kafkaDir.toString())); // keep the topics for the replay below
+            }
+            assertThat(run(o, args.toArray(String[]::new))).isZero();
             assertThat(o.toString()).contains("anomalies").contains("incidents");
         }
+        // replaying the stored topics gives the first pass's anomalies
+        Path replayed = tmp.resolve("replayed");
+        StringWriter ro = new StringWriter();
+        assertThat(run(ro, "replay", "--data-dir", kafkaDir.toString(), "--out", replayed.toString())).isZero();
+        assertThat(ro.toString()).contains("replayed into topics");
+        assertThat(Files.readAllLines(replayed.resolve("anomalies.jsonl"))).isEqualTo(Files.readAllLines(first.resolve("anomalies.jsonl")));
 
         ObjectMapper m = new ObjectMapper();
         List<JsonNode> anomalies = new ArrayList<>();

@@ -63,6 +63,13 @@ class SteplineCommandTest {
     }
 
     @Test
+    void replayWithoutStoredTopicsSaysWhatItNeeds() {
+        Result r = run("replay", "--out", "x");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("replay needs stored topics");
+    }
+
+    @Test
     void noSubcommandPrintsUsageAndExit2() {
         Result r = run();
         assertThat(r.code()).isEqualTo(2);

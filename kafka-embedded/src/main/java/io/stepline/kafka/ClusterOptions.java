@@ -27,18 +27,26 @@ public final class ClusterOptions {
         return bootstrapServers;
     }
 
+    public boolean hasDataDir() {
+        return dataDir != null;
+    }
+
     /** Connects to the external cluster, or starts the embedded broker. */
     public KafkaTarget connect() {
         if (bootstrapServers != null && !bootstrapServers.isBlank()) {
             if (dataDir != null) {
                 throw new IllegalArgumentException("--data-dir applies to the embedded broker only; drop it or --bootstrap-servers");
             }
-            return KafkaTarget.external(bootstrapServers);
+            KafkaTarget t = KafkaTarget.external(bootstrapServers);
+            ConnectHooks.connected(t.bootstrapServers());
+            return t;
         }
         EmbeddedKafkaBroker.Builder b = EmbeddedKafkaBroker.builder().partitions(partitions);
         if (dataDir != null) {
             b.dataDir(dataDir);
         }
-        return KafkaTarget.embedded(b.build().start());
+        KafkaTarget t = KafkaTarget.embedded(b.build().start());
+        ConnectHooks.connected(t.bootstrapServers());
+        return t;
     }
 }

@@ -1,12 +1,10 @@
 package io.stepline.roofline;
 
-import java.time.Duration;
-
 import org.apache.kafka.streams.KafkaStreams;
-import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import io.stepline.kafka.StreamsApp;
 import io.stepline.roofline.retention.RetentionStats;
 import io.stepline.roofline.topology.RooflineTopology;
 
@@ -15,19 +13,14 @@ public final class DetectorService implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(DetectorService.class);
 
     private final DetectorConfig config;
-    private KafkaStreams streams;
+    private StreamsApp app;
 
     public DetectorService(DetectorConfig config) {
         this.config = config;
     }
 
     public DetectorService start(String bootstrapServers) {
-        streams = new KafkaStreams(RooflineTopology.build(config), config.streamsProperties(bootstrapServers));
-        streams.setUncaughtExceptionHandler(e -> {
-            log.error("detector stream thread failed: {}", e.toString(), e);
-            return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
-        });
-        streams.start();
+        app = new StreamsApp(RooflineTopology.build(config), config.streamsProperties(bootstrapServers)).start();
         log.info("detector running ({} model): stepline.steps + stepline.kernels -> verdicts, anomalies, rooflines, retained kernels",
                 config.model().name().toLowerCase(java.util.Locale.ROOT));
         return this;
@@ -42,18 +35,17 @@ public final class DetectorService implements AutoCloseable {
     }
 
     public KafkaStreams streams() {
-        return streams;
+        return app == null ? null : app.streams();
     }
 
     public boolean isHealthy() {
-        return streams != null && streams.state() != KafkaStreams.State.ERROR
-                && streams.state() != KafkaStreams.State.PENDING_ERROR && streams.state() != KafkaStreams.State.NOT_RUNNING;
+        return app != null && app.isHealthy();
     }
 
     @Override
     public void close() {
-        if (streams != null) {
-            streams.close(Duration.ofSeconds(30));
+        if (app != null) {
+            app.close();
             log.info("kernel retention: {}", config.stats());
         }
     }

@@ -1,0 +1,30 @@
+package io.stepline.kafka;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+
+/**
+ * Lets process-wide services (the metrics endpoint) follow the cluster a command connects to,
+ * without every command passing it around: {@link ClusterOptions#connect()} announces the
+ * bootstrap servers here.
+ */
+public final class ConnectHooks {
+    private static final List<Consumer<String>> HOOKS = new CopyOnWriteArrayList<>();
+
+    private ConnectHooks() {}
+
+    public static void add(Consumer<String> hook) {
+        HOOKS.add(hook);
+    }
+
+    public static void remove(Consumer<String> hook) {
+        HOOKS.remove(hook);
+    }
+
+    static void connected(String bootstrapServers) {
+        for (Consumer<String> h : HOOKS) {
+            h.accept(bootstrapServers);
+        }
+    }
+}

@@ -1,0 +1,82 @@
+package io.stepline.kafka;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Properties;
+
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A Stepline Kafka Streams application: the settings every stage shares (exactly-once v2, large
+ * fetches and batches, lz4) assembled in one place, and the lifecycle (a failing stream thread
+ * stops the client, which {@link #isHealthy()} then reports).
+ */
+public final class StreamsApp implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(StreamsApp.class);
+    /** Largest message a stage produces (kernel batches of ~1,600 kernels are ~100 KiB). */
+    public static final int MAX_REQUEST_BYTES = 16 * 1024 * 1024;
+
+    private final String applicationId;
+    private final KafkaStreams streams;
+
+    public StreamsApp(Topology topology, Properties props) {
+        this.applicationId = props.getProperty(StreamsConfig.APPLICATION_ID_CONFIG);
+        this.streams = new KafkaStreams(topology, props);
+        streams.setUncaughtExceptionHandler(e -> {
+            log.error("{}: stream thread failed: {}", applicationId, e.toString(), e);
+            return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        });
+    }
+
+    /** The shared settings; callers add what is specific to their stage. */
+    public static Properties baseProperties(String applicationId, String bootstrapServers, Path stateDir, long commitIntervalMs,
+                                            long cacheBytes) {
+        Properties p = new Properties();
+        p.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
+        p.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+        p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, commitIntervalMs);
+        p.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+        p.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, cacheBytes);
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG), "earliest");
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG), 5000);
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.FETCH_MAX_BYTES_CONFIG), 64 * 1024 * 1024);
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG), MAX_REQUEST_BYTES);
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 5);
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.BATCH_SIZE_CONFIG), 512 * 1024);
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.COMPRESSION_TYPE_CONFIG), "lz4");
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG), MAX_REQUEST_BYTES);
+        return p;
+    }
+
+    public StreamsApp start() {
+        streams.start();
+        return this;
+    }
+
+    public String applicationId() {
+        return applicationId;
+    }
+
+    public KafkaStreams streams() {
+        return streams;
+    }
+
+    public boolean isHealthy() {
+        KafkaStreams.State s = streams.state();
+        return s != KafkaStreams.State.ERROR && s != KafkaStreams.State.PENDING_ERROR && s != KafkaStreams.State.NOT_RUNNING
+                && s != KafkaStreams.State.PENDING_SHUTDOWN;
+    }
+
+    @Override
+    public void close() {
+        streams.close(Duration.ofSeconds(30));
+    }
+}
