@@ -56,11 +56,19 @@ final class MetricsAround implements CommandLine.IExecutionStrategy {
                 feeds.add(new ConsumerLagMeter(server.registry(), bs, List.of("stepline-ingest", "stepline-roofline", "stepline-reports"))
                         .start(ConsumerLagMeter.DEFAULT_INTERVAL_MS));
             };
+            java.util.function.Consumer<org.apache.kafka.streams.KafkaStreams> streamsHook = streams -> {
+                io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics m =
+                        new io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics(streams);
+                m.bindTo(server.registry());
+                feeds.add(m);
+            };
             ConnectHooks.add(hook);
+            ConnectHooks.addStreamsHook(streamsHook);
             try {
                 return delegate.execute(parseResult);
             } finally {
                 ConnectHooks.remove(hook);
+                ConnectHooks.removeStreamsHook(streamsHook);
                 for (AutoCloseable f : feeds) {
                     try {
                         f.close();

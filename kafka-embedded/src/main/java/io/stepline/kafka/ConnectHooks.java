@@ -11,6 +11,7 @@ import java.util.function.Consumer;
  */
 public final class ConnectHooks {
     private static final List<Consumer<String>> HOOKS = new CopyOnWriteArrayList<>();
+    private static final List<Consumer<org.apache.kafka.streams.KafkaStreams>> STREAMS = new CopyOnWriteArrayList<>();
 
     private ConnectHooks() {}
 
@@ -20,6 +21,21 @@ public final class ConnectHooks {
 
     public static void remove(Consumer<String> hook) {
         HOOKS.remove(hook);
+    }
+
+    /** Called with every Stepline Kafka Streams client this process starts (for its client metrics). */
+    public static void addStreamsHook(Consumer<org.apache.kafka.streams.KafkaStreams> hook) {
+        STREAMS.add(hook);
+    }
+
+    public static void removeStreamsHook(Consumer<org.apache.kafka.streams.KafkaStreams> hook) {
+        STREAMS.remove(hook);
+    }
+
+    static void streamsStarted(org.apache.kafka.streams.KafkaStreams streams) {
+        for (Consumer<org.apache.kafka.streams.KafkaStreams> h : STREAMS) {
+            h.accept(streams);
+        }
     }
 
     static void connected(String bootstrapServers) {

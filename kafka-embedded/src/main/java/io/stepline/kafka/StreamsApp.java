@@ -58,6 +58,7 @@ public final class StreamsApp implements AutoCloseable {
 
     public StreamsApp start() {
         streams.start();
+        ConnectHooks.streamsStarted(streams);
         return this;
     }
 
