@@ -44,6 +44,7 @@ public final class Stepline implements Callable<Integer> {
         CommandLine cl = new CommandLine(new Stepline());
         Subcommands.register(cl);
         cl.setParameterExceptionHandler(Stepline::oneLineUsageError);
+        cl.setOverwrittenOptionsAllowed(true); // flags after an @FILE config override it
         cl.setExecutionStrategy(new MetricsAround());
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             commandLine.getErr().println("stepline " + commandLine.getCommandName() + ": " + describe(ex));

@@ -63,6 +63,17 @@ class SteplineCommandTest {
     }
 
     @Test
+    void simulateTakesItsSettingsFromAConfigFile(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path conf = dir.resolve("fleet.conf");
+        java.nio.file.Files.writeString(conf, "# a small fleet\n--seed 5\n--instances 2\n--duration 3s\n--faults none\n--out "
+                + dir.resolve("out") + "\n");
+        Result r = run("simulate", "@" + conf, "--seed", "6");
+        assertThat(r.code()).isZero();
+        assertThat(java.nio.file.Files.readAllLines(dir.resolve("out").resolve("truth.steps.jsonl"))).isNotEmpty()
+                .allMatch(l -> l.contains("\"sim-i00\"") || l.contains("\"sim-i01\""));
+    }
+
+    @Test
     void replayWithoutStoredTopicsSaysWhatItNeeds() {
         Result r = run("replay", "--out", "x");
         assertThat(r.code()).isEqualTo(2);

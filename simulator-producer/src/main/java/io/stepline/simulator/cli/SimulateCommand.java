@@ -32,7 +32,9 @@ import io.stepline.simulator.sink.SimulationSink;
 /** {@code stepline simulate}: run the cluster simulator into files, Kafka or an OTLP/HTTP endpoint. */
 @Command(name = "simulate", mixinStandardHelpOptions = true,
         description = {"Simulate a vLLM cluster and emit step traces, kernel batches and ground truth.",
-            "Example: stepline simulate --seed 7 --instances 4 --duration 120s --out sim-out"})
+            "Example: stepline simulate --seed 7 --instances 4 --duration 120s --out sim-out",
+            "Config file: put flags in a file, one or more a line ('#' comments allowed), and pass @FILE;",
+            "flags after it override it: stepline simulate @fleet.conf --seed 9"})
 public final class SimulateCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
