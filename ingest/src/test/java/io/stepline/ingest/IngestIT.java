@@ -143,6 +143,44 @@ class IngestIT {
         assertThat(ids).containsExactly(1L, 2L);
     }
 
+    @Test
+    void filesGoInLineByLineAndBadLinesAreDeadLetteredWithFileAndLine() throws Exception {
+        Path traces = state.resolve("traces.jsonl");
+        String line1 = io.stepline.schemas.otlp.OtlpJson.write(Otlp.traces(Otlp.resource("file-instance", "mixed", 1), "s",
+                Otlp.formAStep(7, 1, Otlp.T0, 3_000_000)));
+        String line3 = io.stepline.schemas.otlp.OtlpJson.write(Otlp.traces(Otlp.resource("file-instance", "mixed", 1), "s",
+                Otlp.formAStep(8, 1, Otlp.T0 + 3_000_000, 3_000_000)));
+        java.nio.file.Files.writeString(traces, line1 + "\n{\"resourceSpans\": [ broken\n" + line3 + "\n");
+        Path kernels = state.resolve("kernels.jsonl");
+        io.stepline.events.KernelRecord good = io.stepline.events.KernelRecord.newBuilder().setName("gemm").setKind(io.stepline.events.KernelKind.KERNEL)
+                .setStream(7).setStartNs(10).setEndNs(20).build();
+        io.stepline.events.KernelBatch kb = io.stepline.events.KernelBatch.newBuilder().setInstanceId("file-instance").setRank(0).setStepId(7)
+                .setKernels(List.of(good)).build();
+        io.stepline.events.KernelBatch backwards = io.stepline.events.KernelBatch.newBuilder(kb)
+                .setKernels(List.of(io.stepline.events.KernelRecord.newBuilder(good).setEndNs(5).build())).build();
+        java.nio.file.Files.writeString(kernels, io.stepline.schemas.json.EventJson.toJson(kb) + "\n"
+                + io.stepline.schemas.json.EventJson.toJson(backwards) + "\nnot json\n");
+
+        try (io.stepline.ingest.files.FileIngestor fi = new io.stepline.ingest.files.FileIngestor(broker.bootstrapServers())) {
+            assertThat(fi.ingestTraces(traces)).isEqualTo(new io.stepline.ingest.files.FileIngestor.Counts(3, 2, 1));
+            assertThat(fi.ingestKernels(kernels)).isEqualTo(new io.stepline.ingest.files.FileIngestor.Counts(3, 1, 2));
+        }
+        List<io.stepline.events.KernelBatch> out = new ArrayList<>();
+        read(Topics.KERNELS.topicName(), 1).forEach(v -> out.add(Serdes.KERNEL_BATCH.decode(v)));
+        assertThat(out).containsExactly(kb);
+        List<String> origins = new ArrayList<>();
+        read(Topics.DLQ.topicName(), 3).forEach(v -> origins.add(Serdes.DEAD_LETTER.decode(v).getOrigin()));
+        assertThat(origins).contains(traces + ":2", kernels + ":2", kernels + ":3");
+        List<Long> ids = new ArrayList<>();
+        for (byte[] v : read(Topics.STEPS.topicName(), 2)) {
+            StepRecord r = Serdes.STEP.decode(v);
+            if (r.getInstanceId().equals("file-instance")) {
+                ids.add(r.getStepId());
+            }
+        }
+        assertThat(ids).containsExactly(7L, 8L);
+    }
+
     private static int post(HttpClient http, URI uri, String ct, String token, byte[] body, String encoding) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(uri).header("Content-Type", ct).POST(HttpRequest.BodyPublishers.ofByteArray(body));
         if (token != null) {

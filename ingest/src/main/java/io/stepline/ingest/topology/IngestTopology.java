@@ -53,7 +53,8 @@ public final class IngestTopology {
 
     public static Topology build(IngestConfig cfg) {
         StreamsBuilder b = new StreamsBuilder();
-        b.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(ASSEMBLER_STORE), Serdes.String(), Serdes.ByteArray()));
+        b.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(ASSEMBLER_STORE), Serdes.String(), Serdes.ByteArray())
+                .withCachingEnabled());
 
         KStream<byte[], byte[]> raw = b.stream(Topics.OTLP_SPANS.topicName(),
                 Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName("otlp-spans-source"));

@@ -200,21 +200,42 @@ public final class StepAssembler {
      * highest that it cannot be reordering (step.id never resets, seeds/000 §C.2).
      */
     private static void checkForward(String inst, long stepId, State state) {
-        String key = "last|" + inst;
-        byte[] last = state.get(key);
-        long max = last == null ? -1 : ByteBuffer.wrap(last).getLong();
+        // one value per instance: [highest id][bit ring over the last RECENT_STEPS ids], so a step
+        // costs one store write (and, with the store's cache, one changelog record per commit)
+        String key = "seen|" + inst;
+        byte[] cur = state.get(key);
+        ByteBuffer v = cur == null ? ByteBuffer.allocate(8 + RECENT_STEPS / 8).putLong(0, -1) : ByteBuffer.wrap(cur.clone());
+        long max = v.getLong(0);
         if (max >= 0 && stepId < max - MAX_REORDER_STEPS) {
             throw new Rejection(Rejection.STEP_ID_BACKWARDS, "step id of " + inst + " went backwards: " + stepId + " after " + max);
         }
-        String seenKey = "seen|" + inst + "|" + Math.floorMod(stepId, RECENT_STEPS);
-        byte[] seen = state.get(seenKey);
-        if (seen != null && ByteBuffer.wrap(seen).getLong() == stepId) {
+        if (max >= 0 && stepId <= max && stepId > max - RECENT_STEPS && bit(v, stepId)) {
             throw new Rejection(Rejection.DUPLICATE_STEP, "step " + stepId + " of " + inst + " seen twice");
         }
-        state.put(seenKey, ByteBuffer.allocate(8).putLong(stepId).array());
         if (stepId > max) {
-            state.put(key, ByteBuffer.allocate(8).putLong(stepId).array());
+            // ids between the old and the new highest leave the ring's window of RECENT_STEPS: forget them
+            long from = Math.max(max + 1, stepId - RECENT_STEPS + 1);
+            for (long id = from; id <= stepId; id++) {
+                setBit(v, id, false);
+            }
+            v.putLong(0, stepId);
         }
+        if (stepId > Math.max(max, stepId) - RECENT_STEPS) {
+            setBit(v, stepId, true);
+        }
+        state.put(key, v.array());
+    }
+
+    private static boolean bit(ByteBuffer v, long id) {
+        int slot = (int) Math.floorMod(id, (long) RECENT_STEPS);
+        return (v.get(8 + slot / 8) & (1 << (slot % 8))) != 0;
+    }
+
+    private static void setBit(ByteBuffer v, long id, boolean on) {
+        int slot = (int) Math.floorMod(id, (long) RECENT_STEPS);
+        int i = 8 + slot / 8;
+        byte b = v.get(i);
+        v.put(i, (byte) (on ? b | (1 << (slot % 8)) : b & ~(1 << (slot % 8))));
     }
 
     /** Emits what waited longer than the window: steps without all their phases, summaries without a successor. */
