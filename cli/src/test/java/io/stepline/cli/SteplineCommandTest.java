@@ -81,6 +81,16 @@ class SteplineCommandTest {
     }
 
     @Test
+    void ingestRefusesBadReceiverPortsBeforeStartingAnything() {
+        var r = run("ingest", "--grpc-port", "70000");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("70000").contains("ports must be in");
+        var same = run("ingest", "--http-port", "5000", "--grpc-port", "5000");
+        assertThat(same.code()).isEqualTo(2);
+        assertThat(same.err()).contains("must differ");
+    }
+
+    @Test
     void noSubcommandPrintsUsageAndExit2() {
         Result r = run();
         assertThat(r.code()).isEqualTo(2);

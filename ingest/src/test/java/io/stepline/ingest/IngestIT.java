@@ -8,25 +8,26 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.GZIPOutputStream;
 
-import io.opentelemetry.api.common.Attributes;
-import io.opentelemetry.api.trace.Span;
-import io.opentelemetry.api.trace.Tracer;
-import io.opentelemetry.context.Context;
+import io.grpc.CallCredentials;
+import io.grpc.CallOptions;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.protobuf.ProtoUtils;
+import io.grpc.stub.ClientCalls;
 import io.opentelemetry.exporter.otlp.http.trace.OtlpHttpSpanExporter;
-import io.opentelemetry.sdk.resources.Resource;
-import io.opentelemetry.sdk.trace.SdkTracerProvider;
-import io.opentelemetry.sdk.trace.export.BatchSpanProcessor;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
+import io.opentelemetry.exporter.otlp.trace.OtlpGrpcSpanExporter;
+import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse;
+import io.opentelemetry.proto.collector.trace.v1.TraceServiceGrpc;
+import io.opentelemetry.proto.trace.v1.TracesData;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -34,6 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import io.stepline.events.DeadLetter;
 import io.stepline.events.StepRecord;
+import io.stepline.ingest.grpc.OtlpGrpcReceiver;
 import io.stepline.ingest.http.OtlpHttpReceiver;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestService;
@@ -41,11 +43,12 @@ import io.stepline.kafka.EmbeddedKafkaBroker;
 import io.stepline.schemas.Serdes;
 import io.stepline.schemas.Topics;
 
-/** The OpenTelemetry Java SDK's OTLP/HTTP exporter, our receiver, the ingest topology and a real broker. */
+/** The OpenTelemetry Java SDK's OTLP/HTTP and OTLP/gRPC exporters, our receivers, the ingest topology and a real broker. */
 class IngestIT {
     static EmbeddedKafkaBroker broker;
     static IngestService ingest;
     static OtlpHttpReceiver receiver;
+    static OtlpGrpcReceiver grpcReceiver;
     @TempDir
     static Path state;
 
@@ -54,61 +57,111 @@ class IngestIT {
         broker = EmbeddedKafkaBroker.builder().partitions(2).build().start();
         ingest = new IngestService(IngestConfig.builder().stateDir(state).reorderWindowMs(500).build()).start(broker.bootstrapServers());
         receiver = OtlpHttpReceiver.builder(broker.bootstrapServers()).port(0).maxBodyBytes(64 * 1024).bearerToken("s3cret").build().start();
+        grpcReceiver = OtlpGrpcReceiver.builder(broker.bootstrapServers()).port(0).maxMessageBytes(64 * 1024).bearerToken("s3cret").build().start();
     }
 
     @AfterAll
     static void stop() {
         receiver.close();
+        grpcReceiver.close();
         ingest.close();
         broker.close();
     }
 
     @Test
-    void stepSpansFromTheOtelSdkExporterComeOutAsStepRecords() {
-        OtlpHttpSpanExporter exporter = OtlpHttpSpanExporter.builder()
-                .setEndpoint("http://127.0.0.1:" + receiver.port() + "/v1/traces").addHeader("Authorization", "Bearer s3cret").build();
-        SdkTracerProvider provider = SdkTracerProvider.builder()
-                .setResource(Resource.create(Attributes.builder().put("service.name", "vllm").put("service.instance.id", "sdk-instance")
-                        .put("vllm.instance.role", "mixed").put("vllm.parallel.tp_size", 1L).build()))
-                .addSpanProcessor(BatchSpanProcessor.builder(exporter).setScheduleDelay(Duration.ofMillis(100)).build()).build();
-        Tracer tracer = provider.get("vllm.scheduler.step");
-        long t = System.currentTimeMillis() * 1_000_000L;
-        for (int step = 1; step <= 20; step++) {
-            long start = t + step * 20_000_000L;
-            Span s = tracer.spanBuilder("EngineCore::Step").setStartTimestamp(start, TimeUnit.NANOSECONDS)
-                    .setAttribute("step.id", (long) step).setAttribute("step.ts_start_ns", 1000L * step).setAttribute("step.ts_end_ns", 1000L * step + 500)
-                    .setAttribute("step.duration_us", 0L).setAttribute("queue.running_depth", 4L).setAttribute("queue.waiting_depth", 0L)
-                    .setAttribute("batch.num_prefill_reqs", 1L).setAttribute("batch.num_decode_reqs", 3L).setAttribute("batch.scheduled_tokens", 131L)
-                    .setAttribute("batch.prefill_tokens", 128L).setAttribute("batch.decode_tokens", 3L).setAttribute("batch.num_finished", 0L)
-                    .setAttribute("batch.num_preempted", 0L).setAttribute("kv.usage_gpu_ratio", 0.25).setAttribute("kv.blocks_total_gpu", 1000L)
-                    .setAttribute("kv.blocks_free_gpu", 750L).startSpan();
-            Context ctx = Context.root().with(s);
-            long q = 2_000_000;
-            String[] engine = {"EngineCore::Schedule", "EngineCore::Execute", "EngineCore::Output"};
-            for (int e = 0; e < 3; e++) {
-                tracer.spanBuilder(engine[e]).setParent(ctx).setStartTimestamp(start + e * q, TimeUnit.NANOSECONDS).startSpan()
-                        .end(start + (e + 1) * q, TimeUnit.NANOSECONDS);
-            }
-            String[] rank = {"ModelRunner::Preprocess", "ModelRunner::Forward", "ModelRunner::Sample", "ModelRunner::Postprocess"};
-            for (int p = 0; p < 4; p++) {
-                tracer.spanBuilder(rank[p]).setParent(ctx).setAttribute("worker.rank", 0L).setStartTimestamp(start + q + p * 100_000L, TimeUnit.NANOSECONDS)
-                        .startSpan().end(start + q + (p + 1) * 100_000L, TimeUnit.NANOSECONDS);
-            }
-            s.end(start + 3 * q, TimeUnit.NANOSECONDS);
-        }
-        provider.forceFlush().join(10, TimeUnit.SECONDS);
-        provider.shutdown().join(10, TimeUnit.SECONDS);
+    void stepSpansFromTheOtelSdkHttpExporterComeOutAsStepRecords() {
+        SdkSteps.emit(OtlpHttpSpanExporter.builder()
+                .setEndpoint("http://127.0.0.1:" + receiver.port() + "/v1/traces").addHeader("Authorization", "Bearer s3cret").build(), "sdk-instance");
+        SdkSteps.assertTwentySteps(read(Topics.STEPS.topicName(), 20), "sdk-instance");
+    }
 
-        List<StepRecord> steps = new ArrayList<>();
-        for (byte[] v : read(Topics.STEPS.topicName(), 20)) {
-            StepRecord r = Serdes.STEP.decode(v);
-            if (r.getInstanceId().equals("sdk-instance")) {
-                steps.add(r);
+    @Test
+    void stepSpansFromTheOtelSdkGrpcExporterComeOutAsStepRecords() {
+        SdkSteps.emit(OtlpGrpcSpanExporter.builder().setEndpoint("http://127.0.0.1:" + grpcReceiver.port())
+                .addHeader("authorization", "Bearer s3cret").setCompression("gzip").build(), "grpc-sdk-instance");
+        SdkSteps.assertTwentySteps(read(Topics.STEPS.topicName(), 20), "grpc-sdk-instance");
+        assertThat(grpcReceiver.accepted()).isPositive();
+    }
+
+    @Test
+    void grpcReceiverAnswersWithOtlpStatusCodesAndDeadLettersWhatItRejects() throws Exception {
+        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", grpcReceiver.port()).usePlaintext().build();
+        try {
+            byte[] good = Otlp.traces(Otlp.resource("grpc-raw-instance", "mixed", 1), "s", Otlp.formAStep(1, 1, Otlp.T0, 1_000_000)).toByteArray();
+            assertThat(exportStatus(channel, null, good)).isEqualTo(Status.Code.UNAUTHENTICATED);
+            assertThat(exportStatus(channel, "s3cret", new byte[100 * 1024])).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+            // 10 MiB of zeros, gzip on the wire (~10 KiB): the cap holds after decompression
+            try {
+                ClientCalls.blockingUnaryCall(channel.newCall(RAW_EXPORT, withToken("s3cret").withCompression("gzip")), new byte[10 * 1024 * 1024]);
+                throw new AssertionError("a 10 MiB inflated request was accepted");
+            } catch (StatusRuntimeException e) {
+                assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+            }
+            assertThat(exportStatus(channel, "s3cret", new byte[] {(byte) 0xff, 1, 2, 3, 4})).isEqualTo(Status.Code.INVALID_ARGUMENT);
+            assertThat(exportStatus(channel, "s3cret", good)).isEqualTo(Status.Code.OK);
+            // one resource without an instance identity: partial success, the other resource's step is kept
+            TracesData mixed = TracesData.newBuilder()
+                    .addResourceSpans(Otlp.traces(Otlp.resource("grpc-raw-instance", "mixed", 1), "s", Otlp.formAStep(2, 1, Otlp.T0, 1_000_000))
+                            .getResourceSpans(0))
+                    .addResourceSpans(Otlp.traces(io.opentelemetry.proto.resource.v1.Resource.getDefaultInstance(), "s",
+                            Otlp.formAStep(3, 1, Otlp.T0, 1_000_000)).getResourceSpans(0))
+                    .build();
+            ExportTraceServiceResponse resp = ClientCalls.blockingUnaryCall(channel.newCall(RAW_EXPORT, withToken("s3cret")), mixed.toByteArray());
+            assertThat(resp.getPartialSuccess().getRejectedSpans()).isEqualTo(8);
+            assertThat(resp.getPartialSuccess().getErrorMessage()).isNotBlank();
+        } finally {
+            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+        List<String> grpcDead = new ArrayList<>();
+        for (byte[] v : read(Topics.DLQ.topicName(), 2)) {
+            DeadLetter d = Serdes.DEAD_LETTER.decode(v);
+            if (d.getSource().equals("otlp-grpc")) {
+                grpcDead.add(d.getReasonCode());
             }
         }
-        assertThat(steps).hasSize(20);
-        assertThat(steps).extracting(StepRecord::getLatencyNs).containsOnly(6_000_000L);
-        assertThat(steps).allSatisfy(r -> assertThat(r.getPhases()).hasSize(7));
+        assertThat(grpcDead).contains("MALFORMED_PROTOBUF").hasSize(2);
+        List<Long> ids = new ArrayList<>();
+        for (byte[] v : read(Topics.STEPS.topicName(), 2)) {
+            StepRecord r = Serdes.STEP.decode(v);
+            if (r.getInstanceId().equals("grpc-raw-instance")) {
+                ids.add(r.getStepId());
+            }
+        }
+        assertThat(ids).containsExactly(1L, 2L);
+    }
+
+    private static final MethodDescriptor<byte[], ExportTraceServiceResponse> RAW_EXPORT = TraceServiceGrpc.getExportMethod().toBuilder(
+            new MethodDescriptor.Marshaller<byte[]>() {
+                @Override
+                public java.io.InputStream stream(byte[] value) {
+                    return new java.io.ByteArrayInputStream(value);
+                }
+
+                @Override
+                public byte[] parse(java.io.InputStream stream) {
+                    throw new UnsupportedOperationException("requests only");
+                }
+            }, ProtoUtils.marshaller(ExportTraceServiceResponse.getDefaultInstance())).build();
+
+    private static CallOptions withToken(String token) {
+        return CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS).withCallCredentials(new CallCredentials() {
+            @Override
+            public void applyRequestMetadata(RequestInfo info, java.util.concurrent.Executor executor, MetadataApplier applier) {
+                Metadata m = new Metadata();
+                m.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + token);
+                applier.apply(m);
+            }
+        });
+    }
+
+    private static Status.Code exportStatus(ManagedChannel channel, String token, byte[] request) {
+        CallOptions opts = token == null ? CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS) : withToken(token);
+        try {
+            ClientCalls.blockingUnaryCall(channel.newCall(RAW_EXPORT, opts), request);
+            return Status.Code.OK;
+        } catch (StatusRuntimeException e) {
+            return e.getStatus().getCode();
+        }
     }
 
     @Test
@@ -200,28 +253,7 @@ class IngestIT {
         return bos.toByteArray();
     }
 
-    /** Reads a topic from the beginning until at least {@code atLeast} records or 30 s. */
     private static List<byte[]> read(String topic, int atLeast) {
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        List<byte[]> out = new ArrayList<>();
-        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer())) {
-            var parts = c.partitionsFor(topic).stream().map(pi -> new org.apache.kafka.common.TopicPartition(topic, pi.partition())).toList();
-            c.assign(parts);
-            c.seekToBeginning(parts);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (System.nanoTime() < deadline) {
-                c.poll(Duration.ofMillis(200)).forEach(r -> out.add(r.value()));
-                if (out.size() >= atLeast) {
-                    long quiet = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1500);
-                    while (System.nanoTime() < quiet) {
-                        c.poll(Duration.ofMillis(200)).forEach(r -> out.add(r.value()));
-                    }
-                    break;
-                }
-            }
-        }
-        return out;
+        return SdkSteps.read(broker.bootstrapServers(), topic, atLeast);
     }
 }

@@ -54,7 +54,7 @@ class IngestTopologyTest {
     void setUp() {
         IngestConfig cfg = IngestConfig.builder().stateDir(state).reorderWindowMs(1000).build();
         Properties p = cfg.streamsProperties("dummy:9092");
-        driver = new TopologyTestDriver(IngestTopology.build(cfg), p);
+        driver = new TopologyTestDriver(IngestTopology.build(cfg, 1), p);
         in = driver.createInputTopic(Topics.OTLP_SPANS.topicName(), new ByteArraySerializer(), new ByteArraySerializer());
         steps = driver.createOutputTopic(Topics.STEPS.topicName(), new StringDeserializer(), new ByteArrayDeserializer());
         requests = driver.createOutputTopic(Topics.REQUESTS.topicName(), new StringDeserializer(), new ByteArrayDeserializer());
@@ -120,6 +120,28 @@ class IngestTopologyTest {
         List<StepRecord> out = steps();
         assertThat(out).hasSize(1);
         assertThat(out.get(0).getPhases()).hasSize(7);
+    }
+
+    @Test
+    void messagesKeyedByInstanceSkipTheRepartitionAndMeetUnkeyedOnesInOneTask() {
+        String repartition = IngestConfig.DEFAULT_APPLICATION_ID + "-by-instance-repartition";
+        List<Span> spans = Otlp.formAStep(11, 1, T0, 9_000_000);
+        byte[] key = "vllm-3".getBytes(StandardCharsets.UTF_8);
+        in.pipeInput(key, Otlp.traces(Otlp.resource("vllm-3", "mixed", 1), "s", spans.subList(0, 4)).toByteArray());
+        assertThat(driver.producedTopicNames()).as("already in its instance's partition").doesNotContain(repartition);
+        assertThat(steps.isEmpty()).as("waiting for the rest of its phases").isTrue();
+        // the rest arrives the way the Collector sends it (no key): re-keyed, then joins the held step
+        in.pipeInput(null, Otlp.traces(Otlp.resource("vllm-3", "mixed", 1), "s", spans.subList(4, spans.size())).toByteArray());
+        assertThat(driver.producedTopicNames()).contains(repartition);
+        List<StepRecord> out = steps();
+        assertThat(out).extracting(StepRecord::getStepId).containsExactly(11L);
+        assertThat(out.get(0).getPhases()).hasSize(7);
+        // a key that is not the message's instance (a trace id, say) is re-keyed too, and a duplicate is still caught
+        in.pipeInput("some-trace-id".getBytes(StandardCharsets.UTF_8),
+                Otlp.traces(Otlp.resource("vllm-3", "mixed", 1), "s", spans).toByteArray());
+        in.pipeInput(key, Otlp.traces(Otlp.resource("vllm-3", "mixed", 1), "s", spans).toByteArray());
+        assertThat(steps.isEmpty()).isTrue();
+        assertThat(deadLetters()).extracting(DeadLetter::getReasonCode).containsExactly("DUPLICATE_STEP", "DUPLICATE_STEP");
     }
 
     @Test

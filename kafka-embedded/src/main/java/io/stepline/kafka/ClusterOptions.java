@@ -4,6 +4,8 @@ import java.nio.file.Path;
 
 import picocli.CommandLine.Option;
 
+import io.stepline.schemas.Topics;
+
 /**
  * The cluster options every Kafka-facing {@code stepline} subcommand shares: an external cluster
  * with {@code --bootstrap-servers}, or by default an embedded broker (optionally keeping its data
@@ -20,7 +22,8 @@ public final class ClusterOptions {
     Path dataDir;
 
     @Option(names = "--partitions", paramLabel = "N", defaultValue = "" + EmbeddedKafkaBroker.DEFAULT_PARTITIONS,
-            description = "Partitions per topic on the embedded broker (default: ${DEFAULT-VALUE}).")
+            description = "Partitions of each Stepline topic this command creates (embedded broker, or topics missing on an external cluster;"
+                    + " default: ${DEFAULT-VALUE}).")
     int partitions = EmbeddedKafkaBroker.DEFAULT_PARTITIONS;
 
     public String bootstrapServersOption() {
@@ -38,6 +41,8 @@ public final class ClusterOptions {
                 throw new IllegalArgumentException("--data-dir applies to the embedded broker only; drop it or --bootstrap-servers");
             }
             KafkaTarget t = KafkaTarget.external(bootstrapServers);
+            // the cluster's default replication factor; topics that exist are left as they are
+            TopicProvisioner.ensure(t.bootstrapServers(), Topics.all(partitions));
             ConnectHooks.connected(t.bootstrapServers());
             return t;
         }

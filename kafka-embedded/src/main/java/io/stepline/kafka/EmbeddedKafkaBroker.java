@@ -188,29 +188,11 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
 
     /** Creates the given topics, ignoring those that already exist. */
     public void createTopics(List<NewTopic> topics) {
-        try (Admin admin = admin()) {
-            Set<String> existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
-            List<NewTopic> missing = topics.stream().filter(t -> !existing.contains(t.name())).collect(Collectors.toList());
-            if (missing.isEmpty()) {
-                return;
-            }
-            try {
-                admin.createTopics(missing).all().get(30, TimeUnit.SECONDS);
-            } catch (ExecutionException e) {
-                if (!(e.getCause() instanceof TopicExistsException)) {
-                    throw e;
-                }
-            }
-        } catch (Exception e) {
-            throw new IllegalStateException("cannot create topics: " + e.getMessage(), e);
-        }
+        TopicProvisioner.ensure(bootstrapServers(), topics);
     }
 
     public Admin admin() {
-        Properties p = new Properties();
-        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
-        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000");
-        return Admin.create(p);
+        return TopicProvisioner.admin(bootstrapServers());
     }
 
     public String bootstrapServers() {

@@ -59,6 +59,12 @@ public enum Topics {
         return java.util.Arrays.stream(values()).map(t -> t.newTopic(partitions, replicationFactor)).toList();
     }
 
+    /** All topics as {@link NewTopic}s with the cluster's default replication factor. */
+    public static List<NewTopic> all(int partitions) {
+        return java.util.Arrays.stream(values())
+                .map(t -> new NewTopic(t.topicName, Optional.of(partitions), Optional.<Short>empty()).configs(t.configs)).toList();
+    }
+
     public static Optional<Topics> byName(String name) {
         for (Topics t : values()) {
             if (t.topicName.equals(name)) {

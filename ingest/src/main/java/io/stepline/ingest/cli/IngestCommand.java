@@ -13,6 +13,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import io.stepline.ingest.files.FileIngestor;
+import io.stepline.ingest.grpc.OtlpGrpcReceiver;
 import io.stepline.ingest.http.OtlpHttpReceiver;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestService;
@@ -21,7 +22,7 @@ import io.stepline.kafka.KafkaTarget;
 
 /** {@code stepline ingest}: OTLP receivers and the otlp_spans -> steps/requests path, or file ingestion. */
 @Command(name = "ingest", mixinStandardHelpOptions = true,
-        description = {"Receive OTLP traces (HTTP, Kafka otlp_spans, files) and normalise them into step and request records.",
+        description = {"Receive OTLP traces (HTTP, gRPC, Kafka otlp_spans, files) and normalise them into step and request records.",
             "Without --input it serves until Ctrl-C; with --input it ingests the files and exits."})
 public final class IngestCommand implements Callable<Integer> {
     @Spec
@@ -42,7 +43,11 @@ public final class IngestCommand implements Callable<Integer> {
     @Option(names = "--http-port", defaultValue = "" + OtlpHttpReceiver.DEFAULT_PORT, description = "OTLP/HTTP port, -1 to disable (default: ${DEFAULT-VALUE}).")
     int httpPort;
 
-    @Option(names = "--max-body-bytes", defaultValue = "" + OtlpHttpReceiver.DEFAULT_MAX_BODY_BYTES, description = "Largest accepted request, after decompression (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--grpc-port", defaultValue = "" + OtlpGrpcReceiver.DEFAULT_PORT, description = "OTLP/gRPC port, -1 to disable (default: ${DEFAULT-VALUE}).")
+    int grpcPort;
+
+    @Option(names = "--max-body-bytes", defaultValue = "" + OtlpHttpReceiver.DEFAULT_MAX_BODY_BYTES,
+            description = "Largest accepted request or gRPC message, after decompression (default: ${DEFAULT-VALUE}).")
     int maxBodyBytes;
 
     @Option(names = "--bearer-token-env", paramLabel = "VAR", description = "Require 'Authorization: Bearer <value of VAR>' on the receivers.")
@@ -50,6 +55,11 @@ public final class IngestCommand implements Callable<Integer> {
 
     @Option(names = "--state-dir", description = "Kafka Streams state directory (default: a temporary directory).")
     Path stateDir;
+
+    @Option(names = "--commit-interval-ms", defaultValue = "" + IngestConfig.DEFAULT_COMMIT_INTERVAL_MS,
+            description = "Exactly-once commit interval: output becomes visible downstream at each commit; longer trades latency for throughput"
+                    + " (default: ${DEFAULT-VALUE}).")
+    long commitIntervalMs;
 
     @Override
     public Integer call() throws Exception {
@@ -59,6 +69,17 @@ public final class IngestCommand implements Callable<Integer> {
             if (token == null || token.isBlank()) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--bearer-token-env: environment variable " + tokenEnv + " is not set");
             }
+        }
+        for (int port : new int[] {httpPort, grpcPort}) {
+            if (port < -1 || port > 65535) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "ports must be in [0, 65535], or -1 to disable a receiver; got " + port);
+            }
+        }
+        if (httpPort >= 0 && httpPort == grpcPort && httpPort != 0) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--http-port and --grpc-port must differ");
+        }
+        if (commitIntervalMs < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--commit-interval-ms must be at least 1");
         }
         for (List<Path> files : new List[] {inputs, kernels}) {
             if (files != null) {
@@ -85,7 +106,7 @@ public final class IngestCommand implements Callable<Integer> {
                 }
                 return 0;
             }
-            IngestConfig.Builder cfg = IngestConfig.builder();
+            IngestConfig.Builder cfg = IngestConfig.builder().commitIntervalMs(commitIntervalMs);
             if (stateDir != null) {
                 cfg.stateDir(stateDir);
             }
@@ -93,7 +114,9 @@ public final class IngestCommand implements Callable<Integer> {
             Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
             try (IngestService svc = new IngestService(cfg.build()).start(target.bootstrapServers());
                  OtlpHttpReceiver http = httpPort < 0 ? null : OtlpHttpReceiver.builder(target.bootstrapServers())
-                         .bindAddress(bind).port(httpPort).maxBodyBytes(maxBodyBytes).bearerToken(token).build().start()) {
+                         .bindAddress(bind).port(httpPort).maxBodyBytes(maxBodyBytes).bearerToken(token).build().start();
+                 OtlpGrpcReceiver grpc = grpcPort < 0 ? null : OtlpGrpcReceiver.builder(target.bootstrapServers())
+                         .bindAddress(bind).port(grpcPort).maxMessageBytes(maxBodyBytes).bearerToken(token).build().start()) {
                 spec.commandLine().getErr().println("ingest running on " + target.bootstrapServers() + "; Ctrl-C to stop");
                 stop.await();
             }

@@ -21,6 +21,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 
 import io.stepline.events.KernelBatch;
 import io.stepline.ingest.kernels.KernelBatchValidator;
+import io.stepline.ingest.otlp.InstanceMessages;
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.validation.DeadLetters;
 import io.stepline.ingest.validation.Rejection;
@@ -83,8 +84,10 @@ public final class FileIngestor implements AutoCloseable {
                 }
                 try {
                     TracesData td = OtlpDecoder.json(line.getBytes(StandardCharsets.UTF_8));
-                    // one file is one ordered stream: a fixed key keeps its lines in one partition, in order
-                    producer.send(new ProducerRecord<>(Topics.OTLP_SPANS.topicName(), file.toString(), td.toByteArray()), onError);
+                    // keyed by instance: each instance's lines stay in order in its partition
+                    for (ProducerRecord<String, byte[]> rec : InstanceMessages.of(td)) {
+                        producer.send(rec, onError);
+                    }
                     ok++;
                 } catch (Rejection e) {
                     dead(file, lines, "application/json", e, line);

@@ -8,35 +8,28 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+
 import java.util.Locale;
 import java.util.Objects;
-import java.util.Properties;
+
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
+
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.GZIPInputStream;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import io.opentelemetry.proto.collector.trace.v1.ExportTracePartialSuccess;
-import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse;
-import io.opentelemetry.proto.trace.v1.ResourceSpans;
+
 import io.opentelemetry.proto.trace.v1.TracesData;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.StringSerializer;
+
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import io.stepline.ingest.otlp.InstanceIdentity;
 import io.stepline.ingest.otlp.OtlpDecoder;
-import io.stepline.ingest.validation.DeadLetters;
+import io.stepline.ingest.receiver.ExportStore;
+
 import io.stepline.ingest.validation.Rejection;
-import io.stepline.schemas.Serdes;
-import io.stepline.schemas.Topics;
 
 /**
  * OTLP/HTTP trace receiver ({@code POST /v1/traces}, protobuf or JSON, optionally gzip) that puts
@@ -56,7 +49,7 @@ public final class OtlpHttpReceiver implements AutoCloseable {
 
     private final HttpServer server;
     private final ExecutorService executor;
-    private final KafkaProducer<String, byte[]> producer;
+    private final ExportStore store;
     private final int maxBodyBytes;
     private final String bearerToken;
     private final AtomicLong accepted = new AtomicLong();
@@ -65,19 +58,11 @@ public final class OtlpHttpReceiver implements AutoCloseable {
     private OtlpHttpReceiver(Builder b) {
         this.maxBodyBytes = b.maxBodyBytes;
         this.bearerToken = b.bearerToken;
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, b.bootstrapServers);
-        p.put(ProducerConfig.ACKS_CONFIG, "all");
-        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
-        p.put(ProducerConfig.LINGER_MS_CONFIG, "2");
-        p.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, String.valueOf(Math.max(1 << 20, 2 * b.maxBodyBytes)));
-        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "20000");
-        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "30000");
-        this.producer = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
+        this.store = new ExportStore(b.bootstrapServers, "otlp-http", b.maxBodyBytes);
         try {
             this.server = HttpServer.create(new InetSocketAddress(InetAddress.getByName(b.bindAddress), b.port), 64);
         } catch (IOException e) {
-            producer.close();
+            store.close();
             throw new UncheckedIOException("cannot listen on " + b.bindAddress + ":" + b.port + ": " + e.getMessage(), e);
         }
         this.executor = Executors.newFixedThreadPool(4, r -> {
@@ -168,39 +153,21 @@ public final class OtlpHttpReceiver implements AutoCloseable {
                 reject(ex, json, r, body, ct);
                 return;
             }
-            TracesData.Builder keep = TracesData.newBuilder();
-            long rejectedSpans = 0;
-            String firstError = null;
-            for (ResourceSpans rs : td.getResourceSpansList()) {
-                try {
-                    InstanceIdentity.of(rs.getResource());
-                    keep.addResourceSpans(rs);
-                } catch (Rejection r) {
-                    rejectedSpans += rs.getScopeSpansList().stream().mapToLong(s -> s.getSpansCount()).sum();
-                    firstError = firstError == null ? r.getMessage() : firstError;
-                    deadLetter(r, rs.toByteArray(), ex, ct);
-                }
-            }
-            if (keep.getResourceSpansCount() > 0) {
-                try {
-                    producer.send(new ProducerRecord<>(Topics.OTLP_SPANS.topicName(), null, keep.build().toByteArray())).get(30, TimeUnit.SECONDS);
-                } catch (Exception e) {
-                    text(ex, 503, "could not store the spans: " + e.getMessage());
-                    return;
-                }
+            ExportStore.Outcome outcome;
+            try {
+                outcome = store.store(td, String.valueOf(ex.getRemoteAddress()), ct);
+            } catch (ExportStore.NotStored e) {
+                text(ex, 503, e.getMessage());
+                return;
             }
             accepted.incrementAndGet();
-            ExportTraceServiceResponse.Builder resp = ExportTraceServiceResponse.newBuilder();
-            if (rejectedSpans > 0) {
-                resp.setPartialSuccess(ExportTracePartialSuccess.newBuilder().setRejectedSpans(rejectedSpans).setErrorMessage(firstError));
-            }
             if (json) {
-                String b = rejectedSpans > 0
-                        ? "{\"partialSuccess\":{\"rejectedSpans\":\"" + rejectedSpans + "\",\"errorMessage\":" + quote(firstError) + "}}"
+                String b = outcome.partial()
+                        ? "{\"partialSuccess\":{\"rejectedSpans\":\"" + outcome.rejectedSpans() + "\",\"errorMessage\":" + quote(outcome.firstError()) + "}}"
                         : "{}";
                 respond(ex, 200, "application/json", b.getBytes(StandardCharsets.UTF_8));
             } else {
-                respond(ex, 200, "application/x-protobuf", resp.build().toByteArray());
+                respond(ex, 200, "application/x-protobuf", ExportStore.response(outcome).toByteArray());
             }
         } catch (RuntimeException e) {
             log.warn("OTLP/HTTP request failed: {}", e.toString());
@@ -214,13 +181,8 @@ public final class OtlpHttpReceiver implements AutoCloseable {
 
     private void reject(HttpExchange ex, boolean json, Rejection r, byte[] body, String ct) throws IOException {
         rejected.incrementAndGet();
-        deadLetter(r, body, ex, ct);
+        store.deadLetter(r, body, String.valueOf(ex.getRemoteAddress()), ct);
         text(ex, 400, r.code() + ": " + r.getMessage());
-    }
-
-    private void deadLetter(Rejection r, byte[] payload, HttpExchange ex, String ct) {
-        producer.send(new ProducerRecord<>(Topics.DLQ.topicName(), "", Serdes.DEAD_LETTER.encode(
-                DeadLetters.of("otlp-http", String.valueOf(ex.getRemoteAddress()), ct, r, payload))));
     }
 
     private static long parseLong(String s) {
@@ -287,7 +249,7 @@ public final class OtlpHttpReceiver implements AutoCloseable {
     public void close() {
         server.stop(0);
         executor.shutdownNow();
-        producer.close();
+        store.close();
     }
 
     /** Validated settings of the receiver. */

@@ -1,10 +1,19 @@
 package io.stepline.ingest.topology;
 
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.streams.KafkaStreams;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import io.stepline.kafka.StreamsApp;
+import io.stepline.schemas.Topics;
 
 /** The running ingest application: the {@link IngestTopology} on a cluster. */
 public final class IngestService implements AutoCloseable {
@@ -18,9 +27,26 @@ public final class IngestService implements AutoCloseable {
     }
 
     public IngestService start(String bootstrapServers) {
-        app = new StreamsApp(IngestTopology.build(config), config.streamsProperties(bootstrapServers)).start();
+        int partitions = inputPartitions(bootstrapServers);
+        app = new StreamsApp(IngestTopology.build(config, partitions), config.streamsProperties(bootstrapServers)).start();
         log.info("ingest running: otlp_spans -> stepline.steps, stepline.requests (application {})", config.applicationId());
         return this;
+    }
+
+    /** The partition count of otlp_spans, which the topology needs to know which messages are already keyed by instance. */
+    static int inputPartitions(String bootstrapServers) {
+        String topic = Topics.OTLP_SPANS.topicName();
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers))) {
+            return admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).partitions().size();
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("cannot describe topic " + topic + " on " + bootstrapServers + ": " + e.getCause().getMessage()
+                    + " (create the Stepline topics first, e.g. by starting any stepline command with --bootstrap-servers)", e.getCause());
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("no answer from " + bootstrapServers + " within 30 s while describing " + topic, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while describing " + topic, e);
+        }
     }
 
     /** Consumer group of the application (for lag and completion checks). */

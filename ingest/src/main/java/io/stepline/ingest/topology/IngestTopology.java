@@ -1,13 +1,16 @@
 package io.stepline.ingest.topology;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
 import io.opentelemetry.proto.trace.v1.ResourceSpans;
 import io.opentelemetry.proto.trace.v1.TracesData;
 import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
@@ -38,12 +41,18 @@ import io.stepline.schemas.Topics;
  *
  * <pre>
  * otlp-spans-source -> otlp-split (decode, one fragment per resource = instance, rejects tagged)
- *   -> dlq branch  -> split-dlq-sink (stepline.dlq)
- *   -> fragments   -> by-instance (repartition on instance id) -> step-assembler [ingest-assembler-state]
+ *   -> split-dlq    -> split-dlq-sink (stepline.dlq)
+ *   -> split-local  ----------------------------------------------------------\
+ *   -> split-remote -> by-instance (repartition on instance id) -> rekeyed-wrap -> fragments
+ *        -> step-assembler [ingest-assembler-state]
  *        -> steps-sink (stepline.steps), requests-sink (stepline.requests), assembler-dlq-sink (stepline.dlq)
  * </pre>
- * The Collector keys messages by trace id or not at all, so fragments are re-keyed by instance
- * before the stateful assembler, which needs all of an instance's spans in one task.
+ * The assembler needs all of an instance's spans in one task. A message that its producer keyed
+ * by instance id with the default partitioner is already in that task (Stepline's simulator,
+ * receivers and file ingest write that way), so its fragments are assembled at once, still decoded.
+ * The Collector keys by trace id or not at all: those fragments take the by-instance repartition
+ * first. Both paths end in the same task because the repartition topic has as many partitions as
+ * otlp_spans and uses the same partitioner.
  */
 public final class IngestTopology {
     public static final String ASSEMBLER_STORE = "ingest-assembler-state";
@@ -51,42 +60,63 @@ public final class IngestTopology {
 
     private IngestTopology() {}
 
-    public static Topology build(IngestConfig cfg) {
+    /**
+     * @param inputPartitions partitions of {@code otlp_spans}; a message is in its instance's task
+     *                        when its key is the instance id and its partition is the one the
+     *                        default partitioner gives that key among this many
+     */
+    public static Topology build(IngestConfig cfg, int inputPartitions) {
+        if (inputPartitions < 1) {
+            throw new IllegalArgumentException("otlp_spans must have at least one partition, got " + inputPartitions);
+        }
         StreamsBuilder b = new StreamsBuilder();
         b.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(ASSEMBLER_STORE), Serdes.String(), Serdes.ByteArray())
                 .withCachingEnabled());
 
         KStream<byte[], byte[]> raw = b.stream(Topics.OTLP_SPANS.topicName(),
                 Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName("otlp-spans-source"));
-        KStream<String, byte[]> split = raw.process(Splitter::new, Named.as("otlp-split"));
-        Map<String, KStream<String, byte[]>> byKind = split.split(Named.as("split-"))
-                .branch((k, v) -> Envelope.tag(v) == Envelope.DEAD_LETTER, Branched.as("dlq"))
-                .defaultBranch(Branched.as("fragments"));
-        byKind.get("split-dlq").mapValues(Envelope::body, Named.as("split-dlq-unwrap"))
+        KStream<String, Routed> split = raw.process(() -> new Splitter(inputPartitions), Named.as("otlp-split"));
+        Map<String, KStream<String, Routed>> byKind = split.split(Named.as("split-"))
+                .branch((k, v) -> v.is(Routed.Kind.DEAD_LETTER), Branched.as("dlq"))
+                .branch((k, v) -> v.is(Routed.Kind.LOCAL_FRAGMENT), Branched.as("local"))
+                .defaultBranch(Branched.as("remote"));
+        byKind.get("split-dlq").mapValues(Routed::bytes, Named.as("split-dlq-unwrap"))
                 .to(Topics.DLQ.topicName(), Produced.with(Serdes.String(), Serdes.ByteArray()).withName("split-dlq-sink"));
+        KStream<String, Routed> rekeyed = byKind.get("split-remote").mapValues(Routed::bytes, Named.as("remote-unwrap"))
+                .repartition(Repartitioned.with(Serdes.String(), Serdes.ByteArray()).withName("by-instance").withNumberOfPartitions(inputPartitions))
+                .mapValues(v -> Routed.of(Routed.Kind.REMOTE_FRAGMENT, v), Named.as("rekeyed-wrap"));
 
-        KStream<String, byte[]> assembled = byKind.get("split-fragments")
-                .repartition(Repartitioned.with(Serdes.String(), Serdes.ByteArray()).withName("by-instance"))
+        KStream<String, Routed> assembled = byKind.get("split-local").merge(rekeyed, Named.as("fragments"))
                 .process(() -> new Assembler(cfg.reorderWindowMs()), Named.as("step-assembler"), ASSEMBLER_STORE);
-        Map<String, KStream<String, byte[]>> out = assembled.split(Named.as("out-"))
-                .branch((k, v) -> Envelope.tag(v) == Envelope.STEP, Branched.as("steps"))
-                .branch((k, v) -> Envelope.tag(v) == Envelope.REQUEST, Branched.as("requests"))
+        Map<String, KStream<String, Routed>> out = assembled.split(Named.as("out-"))
+                .branch((k, v) -> v.is(Routed.Kind.STEP), Branched.as("steps"))
+                .branch((k, v) -> v.is(Routed.Kind.REQUEST), Branched.as("requests"))
                 .defaultBranch(Branched.as("dlq"));
-        out.get("out-steps").mapValues(Envelope::body, Named.as("steps-unwrap"))
+        out.get("out-steps").mapValues(Routed::bytes, Named.as("steps-unwrap"))
                 .to(Topics.STEPS.topicName(), Produced.with(Serdes.String(), Serdes.ByteArray()).withName("steps-sink"));
-        out.get("out-requests").mapValues(Envelope::body, Named.as("requests-unwrap"))
+        out.get("out-requests").mapValues(Routed::bytes, Named.as("requests-unwrap"))
                 .to(Topics.REQUESTS.topicName(), Produced.with(Serdes.String(), Serdes.ByteArray()).withName("requests-sink"));
-        out.get("out-dlq").mapValues(Envelope::body, Named.as("assembler-dlq-unwrap"))
+        out.get("out-dlq").mapValues(Routed::bytes, Named.as("assembler-dlq-unwrap"))
                 .to(Topics.DLQ.topicName(), Produced.with(Serdes.String(), Serdes.ByteArray()).withName("assembler-dlq-sink"));
         return b.build();
     }
 
+    /** The partition the producer's default partitioner picks for a key among {@code partitions}. */
+    static int defaultPartition(byte[] key, int partitions) {
+        return Utils.toPositive(Utils.murmur2(key)) % partitions;
+    }
+
     /** Decodes a Collector message and emits one fragment per resource, keyed by instance id. */
-    static final class Splitter implements Processor<byte[], byte[], String, byte[]> {
-        private ProcessorContext<String, byte[]> ctx;
+    static final class Splitter implements Processor<byte[], byte[], String, Routed> {
+        private final int inputPartitions;
+        private ProcessorContext<String, Routed> ctx;
+
+        Splitter(int inputPartitions) {
+            this.inputPartitions = inputPartitions;
+        }
 
         @Override
-        public void init(ProcessorContext<String, byte[]> context) {
+        public void init(ProcessorContext<String, Routed> context) {
             this.ctx = context;
         }
 
@@ -97,7 +127,8 @@ public final class IngestTopology {
                 for (ResourceSpans rs : td.getResourceSpansList()) {
                     try {
                         String instance = InstanceIdentity.of(rs.getResource()).instanceId();
-                        ctx.forward(record.withKey(instance).withValue(Envelope.wrap(Envelope.FRAGMENT, rs.toByteArray())));
+                        Routed fragment = inItsTask(record, instance) ? Routed.local(rs) : Routed.of(Routed.Kind.REMOTE_FRAGMENT, rs.toByteArray());
+                        ctx.forward(record.withKey(instance).withValue(fragment));
                     } catch (Rejection r) {
                         dead(record, r, rs.toByteArray());
                     }
@@ -107,17 +138,25 @@ public final class IngestTopology {
             }
         }
 
+        private boolean inItsTask(Record<byte[], byte[]> record, String instance) {
+            byte[] key = record.key();
+            if (key == null || !Arrays.equals(key, instance.getBytes(StandardCharsets.UTF_8))) {
+                return false;
+            }
+            return ctx.recordMetadata().map(m -> m.partition() == defaultPartition(key, inputPartitions)).orElse(false);
+        }
+
         private void dead(Record<byte[], byte[]> record, Rejection r, byte[] payload) {
             String origin = ctx.recordMetadata().map(m -> m.topic() + "-" + m.partition() + "@" + m.offset()).orElse(null);
             byte[] dl = io.stepline.schemas.Serdes.DEAD_LETTER.encode(DeadLetters.of(Topics.OTLP_SPANS.topicName(), origin, null, r, payload));
-            ctx.forward(record.withKey("").withValue(Envelope.wrap(Envelope.DEAD_LETTER, dl)));
+            ctx.forward(record.withKey("").withValue(Routed.of(Routed.Kind.DEAD_LETTER, dl)));
         }
     }
 
     /** Runs the {@link StepAssembler} on a changelogged store; a wall-clock punctuator expires waiting state. */
-    static final class Assembler implements Processor<String, byte[], String, byte[]> {
+    static final class Assembler implements Processor<String, Routed, String, Routed> {
         private final StepAssembler assembler;
-        private ProcessorContext<String, byte[]> ctx;
+        private ProcessorContext<String, Routed> ctx;
         private KeyValueStore<String, byte[]> store;
         private StepAssembler.State state;
         private StepAssembler.Output output;
@@ -128,7 +167,7 @@ public final class IngestTopology {
         }
 
         @Override
-        public void init(ProcessorContext<String, byte[]> context) {
+        public void init(ProcessorContext<String, Routed> context) {
             this.ctx = context;
             this.store = context.getStateStore(ASSEMBLER_STORE);
             this.state = new StepAssembler.State() {
@@ -162,19 +201,19 @@ public final class IngestTopology {
             this.output = new StepAssembler.Output() {
                 @Override
                 public void step(StepRecord s) {
-                    ctx.forward(new Record<>(s.getInstanceId(), Envelope.wrap(Envelope.STEP, io.stepline.schemas.Serdes.STEP.encode(s)), ts()));
+                    ctx.forward(new Record<>(s.getInstanceId(), Routed.of(Routed.Kind.STEP, io.stepline.schemas.Serdes.STEP.encode(s)), ts()));
                 }
 
                 @Override
                 public void request(RequestEvent e) {
-                    ctx.forward(new Record<>(e.getInstanceId(), Envelope.wrap(Envelope.REQUEST, io.stepline.schemas.Serdes.REQUEST.encode(e)), ts()));
+                    ctx.forward(new Record<>(e.getInstanceId(), Routed.of(Routed.Kind.REQUEST, io.stepline.schemas.Serdes.REQUEST.encode(e)), ts()));
                 }
 
                 @Override
                 public void reject(Rejection why, byte[] payload) {
                     String origin = ctx.recordMetadata().map(m -> m.topic() + "-" + m.partition() + "@" + m.offset()).orElse(null);
                     byte[] dl = io.stepline.schemas.Serdes.DEAD_LETTER.encode(DeadLetters.of(Topics.OTLP_SPANS.topicName(), origin, null, why, payload));
-                    ctx.forward(new Record<>("", Envelope.wrap(Envelope.DEAD_LETTER, dl), ts()));
+                    ctx.forward(new Record<>("", Routed.of(Routed.Kind.DEAD_LETTER, dl), ts()));
                 }
             };
             context.schedule(Duration.ofMillis(PUNCTUATE_MS), PunctuationType.WALL_CLOCK_TIME,
@@ -186,14 +225,16 @@ public final class IngestTopology {
         }
 
         @Override
-        public void process(Record<String, byte[]> record) {
+        public void process(Record<String, Routed> record) {
             timestamp = record.timestamp();
-            ResourceSpans rs;
-            try {
-                rs = ResourceSpans.parseFrom(Envelope.body(record.value()));
-            } catch (com.google.protobuf.InvalidProtocolBufferException e) {
-                output.reject(new Rejection(Rejection.MALFORMED_PROTOBUF, "fragment not decodable: " + e.getMessage()), record.value());
-                return;
+            ResourceSpans rs = record.value().spans();
+            if (rs == null) {
+                try {
+                    rs = ResourceSpans.parseFrom(record.value().bytes());
+                } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                    output.reject(new Rejection(Rejection.MALFORMED_PROTOBUF, "fragment not decodable: " + e.getMessage()), record.value().bytes());
+                    return;
+                }
             }
             assembler.accept(rs, System.currentTimeMillis(), state, output);
         }

@@ -149,11 +149,11 @@ public final class StepAssembler {
             out.reject(r, step.toByteArray());
             return;
         }
-        ResourceSpans held = ResourceSpans.newBuilder().setResource(rs.getResource())
-                .addScopeSpans(ScopeSpans.newBuilder().addSpans(step).addAllSpans(kids)).build();
-        if (complete(held, id)) {
+        if (complete(kids, id)) {
             out.step(record);
         } else {
+            ResourceSpans held = ResourceSpans.newBuilder().setResource(rs.getResource())
+                    .addScopeSpans(ScopeSpans.newBuilder().addSpans(step).addAllSpans(kids)).build();
             state.put("p|" + inst + "|" + spanHex, withTime(nowMs, held));
         }
     }
@@ -275,10 +275,14 @@ public final class StepAssembler {
     /** All phases there: the three EngineCore phases and four per rank; with unknown TP, any rank phases. */
     private static boolean complete(ResourceSpans held, InstanceIdentity id) {
         List<Span> spans = held.getScopeSpans(0).getSpansList();
+        return complete(spans.subList(1, spans.size()), id);
+    }
+
+    private static boolean complete(List<Span> phases, InstanceIdentity id) {
         int engine = 0;
         int rank = 0;
-        for (int i = 1; i < spans.size(); i++) {
-            if (StepMapper.ENGINE_PHASES.contains(spans.get(i).getName())) {
+        for (Span phase : phases) {
+            if (StepMapper.ENGINE_PHASES.contains(phase.getName())) {
                 engine++;
             } else {
                 rank++;

@@ -53,12 +53,17 @@ public final class DetectCommand implements Callable<Integer> {
     @Option(names = "--state-dir", description = "Kafka Streams state directory (default: a temporary directory).")
     Path stateDir;
 
+    @Option(names = "--commit-interval-ms", defaultValue = "" + DetectorConfig.DEFAULT_COMMIT_INTERVAL_MS,
+            description = "Exactly-once commit interval: verdicts become visible at each commit; longer trades latency for throughput"
+                    + " (default: ${DEFAULT-VALUE}).")
+    long commitIntervalMs;
+
     @Override
     public Integer call() throws Exception {
         DetectorConfig cfg;
         try {
             RobustRoofline.Settings d = RobustRoofline.Settings.defaults();
-            DetectorConfig.Builder b = DetectorConfig.builder().model(model).baselineSampleRate(baselineSample)
+            DetectorConfig.Builder b = DetectorConfig.builder().commitIntervalMs(commitIntervalMs).model(model).baselineSampleRate(baselineSample)
                     .robustSettings(new RobustRoofline.Settings(d.window(), d.bootstrap(), d.refitEvery(), sigma, d.minBoundRatio(),
                             maxBound, d.minExcessNs(), driftRatio, (long) (driftSeconds * 1e9), d.referenceAfterRefits()));
             if (stateDir != null) {

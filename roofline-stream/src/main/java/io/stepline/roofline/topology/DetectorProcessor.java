@@ -211,7 +211,8 @@ final class DetectorProcessor implements Processor<String, byte[], String, byte[
 
     private static String pendingKey(String inst, long stepId) {
         // zero-padded step id keeps one step's ranks together for the prefix scan
-        return "k|" + inst + "|" + String.format("%019d", stepId) + "|";
+        String id = Long.toString(stepId);
+        return "k|" + inst + "|" + "0".repeat(Math.max(0, 19 - id.length())) + id + "|";
     }
 
     private void release(String inst, long stepId, Assessment a, long ts) {

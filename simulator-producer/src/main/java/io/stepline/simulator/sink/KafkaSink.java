@@ -2,7 +2,9 @@ package io.stepline.simulator.sink;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -24,18 +26,18 @@ import io.stepline.simulator.otlp.StepSpanEncoder;
 /**
  * Publishes a simulation to Kafka as a vLLM fleet behind the OpenTelemetry Collector would:
  * OTLP protobuf (ExportTraceServiceRequest, the kafka exporter's {@code otlp_proto}) on
- * {@code otlp_spans} without key, kernel batches on {@code stepline.kernels} and ground truth on
+ * {@code otlp_spans}, kernel batches on {@code stepline.kernels} and ground truth on
  * {@code stepline.truth} keyed by instance (header {@code stepline.type} says which record).
  */
 public final class KafkaSink implements SimulationSink {
     public static final String TYPE_HEADER = "stepline.type";
-    static final String STREAM_KEY = "stepline-simulator";
 
     private final KafkaProducer<String, byte[]> producer;
     private final StepSpanEncoder encoder;
     private final int stepsPerMessage;
     private final boolean publishTruth;
-    private final List<StepOutput> pending = new ArrayList<>();
+    /** Steps not yet sent, per instance in first-seen order. */
+    private final Map<String, List<StepOutput>> pending = new LinkedHashMap<>();
     private final AtomicReference<Exception> failure = new AtomicReference<>();
     private final Callback onError = (md, e) -> {
         if (e != null) {
@@ -72,9 +74,10 @@ public final class KafkaSink implements SimulationSink {
     @Override
     public void step(StepOutput s) {
         check();
-        pending.add(s);
-        if (pending.size() >= stepsPerMessage) {
-            flushSpans();
+        List<StepOutput> mine = pending.computeIfAbsent(s.instanceId(), k -> new ArrayList<>(stepsPerMessage));
+        mine.add(s);
+        if (mine.size() >= stepsPerMessage) {
+            flushSpans(s.instanceId(), mine);
         }
         for (KernelBatch kb : s.kernels()) {
             send(Topics.KERNELS.topicName(), kb.getInstanceId(), Serdes.KERNEL_BATCH.encode(kb), null);
@@ -84,13 +87,15 @@ public final class KafkaSink implements SimulationSink {
         }
     }
 
-    private void flushSpans() {
-        if (pending.isEmpty()) {
-            return;
+    /**
+     * One message per instance, keyed by its id: the messages of an instance stay in order in one
+     * partition, and ingest assembles them in that partition's task without re-keying them.
+     */
+    private void flushSpans(String instance, List<StepOutput> steps) {
+        if (!steps.isEmpty()) {
+            send(Topics.OTLP_SPANS.topicName(), instance, encoder.encode(steps).toByteArray(), null);
+            steps.clear();
         }
-        // the simulator is one ordered stream (like one Collector pipeline): a fixed key keeps its messages in order
-        send(Topics.OTLP_SPANS.topicName(), STREAM_KEY, encoder.encode(pending).toByteArray(), null);
-        pending.clear();
     }
 
     private void send(String topic, String key, byte[] value, String type) {
@@ -110,7 +115,7 @@ public final class KafkaSink implements SimulationSink {
 
     @Override
     public void close() {
-        flushSpans();
+        pending.forEach(this::flushSpans);
         producer.flush();
         producer.close();
         check();

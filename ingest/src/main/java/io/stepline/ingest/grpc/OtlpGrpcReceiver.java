@@ -1,0 +1,256 @@
+package io.stepline.ingest.grpc;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.util.Objects;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.grpc.Context;
+import io.grpc.Contexts;
+import io.grpc.Grpc;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.protobuf.ProtoUtils;
+import io.grpc.stub.ServerCalls;
+import io.grpc.stub.StreamObserver;
+import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse;
+import io.opentelemetry.proto.collector.trace.v1.TraceServiceGrpc;
+import io.opentelemetry.proto.trace.v1.TracesData;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import io.stepline.ingest.otlp.OtlpDecoder;
+import io.stepline.ingest.receiver.ExportStore;
+import io.stepline.ingest.validation.Rejection;
+
+/**
+ * OTLP/gRPC trace receiver ({@code opentelemetry.proto.collector.trace.v1.TraceService/Export}),
+ * with the same guarantees as the HTTP one: what it accepts is on {@code otlp_spans}, acknowledged
+ * by Kafka, before it answers OK. Status codes as the OTLP specification says: OK (with partial
+ * success when some resources were rejected), INVALID_ARGUMENT for a request that is not a valid
+ * export (dead-lettered with its bytes), UNAUTHENTICATED without the bearer token,
+ * RESOURCE_EXHAUSTED beyond the message size (gRPC applies the cap after decompression too, so gzip
+ * bombs stop there), UNAVAILABLE when Kafka does not acknowledge (clients retry that).
+ */
+public final class OtlpGrpcReceiver implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(OtlpGrpcReceiver.class);
+    public static final String DEFAULT_BIND_ADDRESS = "127.0.0.1";
+    public static final int DEFAULT_PORT = 4317;
+    /** 4 MiB, the OpenTelemetry Collector's default for its OTLP/gRPC receiver. */
+    public static final int DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+    static final String CONTENT_TYPE = "application/grpc+proto";
+
+    private static final Context.Key<String> REMOTE = Context.key("stepline-remote-address");
+    private static final Metadata.Key<String> AUTHORIZATION = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+
+    /**
+     * A request as raw bytes, so that one that does not parse can be dead-lettered as it came; or
+     * the status its reading failed with. gRPC enforces the size cap on a compressed request while
+     * it is read, and a failure thrown from a marshaller would reach the client as UNKNOWN.
+     */
+    record RawRequest(byte[] bytes, Status failure) { }
+
+    private static final MethodDescriptor.Marshaller<RawRequest> RAW = new MethodDescriptor.Marshaller<>() {
+        @Override
+        public InputStream stream(RawRequest value) {
+            return new ByteArrayInputStream(value.bytes());
+        }
+
+        @Override
+        public RawRequest parse(InputStream stream) {
+            try {
+                return new RawRequest(stream.readAllBytes(), null);
+            } catch (StatusRuntimeException e) {
+                return new RawRequest(null, e.getStatus());
+            } catch (IOException e) {
+                return new RawRequest(null, Status.INTERNAL.withDescription("cannot read the request: " + e.getMessage()));
+            }
+        }
+    };
+
+    private final Server server;
+    private final ExecutorService executor;
+    private final ExportStore store;
+    private final String bindAddress;
+    private final AtomicLong accepted = new AtomicLong();
+    private final AtomicLong rejected = new AtomicLong();
+
+    private OtlpGrpcReceiver(Builder b) {
+        this.bindAddress = b.bindAddress;
+        this.store = new ExportStore(b.bootstrapServers, "otlp-grpc", b.maxMessageBytes);
+        this.executor = Executors.newFixedThreadPool(4, r -> {
+            Thread t = new Thread(r, "otlp-grpc");
+            t.setDaemon(true);
+            return t;
+        });
+        MethodDescriptor<RawRequest, ExportTraceServiceResponse> export = TraceServiceGrpc.getExportMethod()
+                .toBuilder(RAW, ProtoUtils.marshaller(ExportTraceServiceResponse.getDefaultInstance())).build();
+        ServerServiceDefinition service = ServerServiceDefinition.builder(TraceServiceGrpc.SERVICE_NAME)
+                .addMethod(export, ServerCalls.asyncUnaryCall(this::export)).build();
+        InetSocketAddress address;
+        try {
+            address = new InetSocketAddress(InetAddress.getByName(b.bindAddress), b.port);
+        } catch (IOException e) {
+            store.close();
+            executor.shutdownNow();
+            throw new UncheckedIOException("cannot resolve bind address " + b.bindAddress + ": " + e.getMessage(), e);
+        }
+        this.server = NettyServerBuilder.forAddress(address).executor(executor).maxInboundMessageSize(b.maxMessageBytes)
+                .maxInboundMetadataSize(16 * 1024).maxConcurrentCallsPerConnection(64)
+                .addService(ServerInterceptors.intercept(service, new Access(b.bearerToken))).build();
+    }
+
+    public static Builder builder(String bootstrapServers) {
+        return new Builder(bootstrapServers);
+    }
+
+    public OtlpGrpcReceiver start() {
+        try {
+            server.start();
+        } catch (IOException e) {
+            close();
+            throw new UncheckedIOException("cannot listen on " + bindAddress + ": " + e.getMessage(), e);
+        }
+        log.info("OTLP/gRPC receiver on {}:{}", bindAddress, port());
+        return this;
+    }
+
+    public int port() {
+        return server.getPort();
+    }
+
+    public long accepted() {
+        return accepted.get();
+    }
+
+    public long rejected() {
+        return rejected.get();
+    }
+
+    private void export(RawRequest raw, StreamObserver<ExportTraceServiceResponse> response) {
+        if (raw.failure() != null) {
+            rejected.incrementAndGet();
+            response.onError(raw.failure().asRuntimeException());
+            return;
+        }
+        byte[] request = raw.bytes();
+        String origin = REMOTE.get();
+        TracesData td;
+        try {
+            // ExportTraceServiceRequest and TracesData are the same message on the wire (field 1: resource_spans)
+            td = OtlpDecoder.protobuf(request);
+        } catch (Rejection r) {
+            rejected.incrementAndGet();
+            store.deadLetter(r, request, origin, CONTENT_TYPE);
+            response.onError(Status.INVALID_ARGUMENT.withDescription(r.code() + ": " + r.getMessage()).asRuntimeException());
+            return;
+        }
+        try {
+            ExportStore.Outcome outcome = store.store(td, origin, CONTENT_TYPE);
+            accepted.incrementAndGet();
+            response.onNext(ExportStore.response(outcome));
+            response.onCompleted();
+        } catch (ExportStore.NotStored e) {
+            response.onError(Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException());
+        }
+    }
+
+    /** Checks the bearer token (when one is required) and remembers who called, for dead letters. */
+    private static final class Access implements ServerInterceptor {
+        private final String expected;
+
+        Access(String token) {
+            this.expected = token == null ? null : "Bearer " + token;
+        }
+
+        @Override
+        public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+            if (expected != null && !expected.equals(headers.get(AUTHORIZATION))) {
+                call.close(Status.UNAUTHENTICATED.withDescription("missing or wrong bearer token"), new Metadata());
+                return new ServerCall.Listener<>() { };
+            }
+            SocketAddress remote = call.getAttributes().get(Grpc.TRANSPORT_ATTR_REMOTE_ADDR);
+            return Contexts.interceptCall(Context.current().withValue(REMOTE, String.valueOf(remote)), call, headers, next);
+        }
+    }
+
+    @Override
+    public void close() {
+        server.shutdown();
+        try {
+            if (!server.awaitTermination(5, TimeUnit.SECONDS)) {
+                server.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            server.shutdownNow();
+        }
+        executor.shutdownNow();
+        store.close();
+    }
+
+    /** Validated settings of the receiver. */
+    public static final class Builder {
+        private final String bootstrapServers;
+        private String bindAddress = DEFAULT_BIND_ADDRESS;
+        private int port = DEFAULT_PORT;
+        private int maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
+        private String bearerToken;
+
+        private Builder(String bootstrapServers) {
+            this.bootstrapServers = Objects.requireNonNull(bootstrapServers);
+        }
+
+        public Builder bindAddress(String a) {
+            if (a == null || a.isBlank()) {
+                throw new IllegalArgumentException("bind address must not be blank");
+            }
+            this.bindAddress = a;
+            return this;
+        }
+
+        /** 0 picks a free port. */
+        public Builder port(int port) {
+            if (port < 0 || port > 65535) {
+                throw new IllegalArgumentException("port must be in [0, 65535], got " + port);
+            }
+            this.port = port;
+            return this;
+        }
+
+        public Builder maxMessageBytes(int n) {
+            if (n < 1024 || n > 256 * 1024 * 1024) {
+                throw new IllegalArgumentException("max message size must be in [1 KiB, 256 MiB], got " + n);
+            }
+            this.maxMessageBytes = n;
+            return this;
+        }
+
+        /** Require {@code authorization: Bearer TOKEN}; null (default) accepts any client. */
+        public Builder bearerToken(String token) {
+            this.bearerToken = token == null || token.isBlank() ? null : token;
+            return this;
+        }
+
+        public OtlpGrpcReceiver build() {
+            return new OtlpGrpcReceiver(this);
+        }
+    }
+}

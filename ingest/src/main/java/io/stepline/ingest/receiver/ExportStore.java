@@ -1,0 +1,127 @@
+package io.stepline.ingest.receiver;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import io.opentelemetry.proto.collector.trace.v1.ExportTracePartialSuccess;
+import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse;
+import io.opentelemetry.proto.trace.v1.ResourceSpans;
+import io.opentelemetry.proto.trace.v1.TracesData;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+import io.stepline.ingest.otlp.InstanceIdentity;
+import io.stepline.ingest.otlp.InstanceMessages;
+import io.stepline.ingest.validation.DeadLetters;
+import io.stepline.ingest.validation.Rejection;
+import io.stepline.schemas.Serdes;
+import io.stepline.schemas.Topics;
+
+/**
+ * What the OTLP receivers (HTTP and gRPC) do with a decoded export: resources without a valid
+ * instance identity go to the dead-letter topic and are reported back as rejected spans (OTLP
+ * partial success); the rest goes to {@code otlp_spans}, one message per instance keyed by its
+ * id, and {@link #store} returns only once Kafka acknowledged every message (acks=all), so nothing
+ * a receiver answered success for is lost.
+ */
+public final class ExportStore implements AutoCloseable {
+    /** How long a receiver waits for Kafka before it answers "unavailable". */
+    static final long ACK_TIMEOUT_S = 30;
+
+    private final KafkaProducer<String, byte[]> producer;
+    private final String source;
+
+    /** Rejected spans of one export and the first reason, for the OTLP partial-success answer. */
+    public record Outcome(long rejectedSpans, String firstError) {
+        public boolean partial() {
+            return rejectedSpans > 0;
+        }
+    }
+
+    /** Kafka did not acknowledge within {@link #ACK_TIMEOUT_S}: the client should retry. */
+    public static final class NotStored extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        NotStored(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /**
+     * @param source         the dead letters' source ("otlp-http", "otlp-grpc")
+     * @param maxMessageBytes the receiver's largest accepted request, so that what it accepts fits in one Kafka request
+     */
+    public ExportStore(String bootstrapServers, String source, int maxMessageBytes) {
+        this.source = source;
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
+        p.put(ProducerConfig.LINGER_MS_CONFIG, "2");
+        p.put(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, String.valueOf(Math.max(1 << 20, 2 * maxMessageBytes)));
+        p.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, "20000");
+        p.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, "30000");
+        this.producer = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer());
+    }
+
+    /** Stores what is valid, dead-letters the rest; returns when Kafka has acknowledged it all. */
+    public Outcome store(TracesData td, String origin, String contentType) throws NotStored {
+        TracesData.Builder keep = TracesData.newBuilder();
+        long rejectedSpans = 0;
+        String firstError = null;
+        for (ResourceSpans rs : td.getResourceSpansList()) {
+            try {
+                InstanceIdentity.of(rs.getResource());
+                keep.addResourceSpans(rs);
+            } catch (Rejection r) {
+                rejectedSpans += rs.getScopeSpansList().stream().mapToLong(s -> s.getSpansCount()).sum();
+                firstError = firstError == null ? r.getMessage() : firstError;
+                deadLetter(r, rs.toByteArray(), origin, contentType);
+            }
+        }
+        if (keep.getResourceSpansCount() > 0) {
+            try {
+                List<Future<RecordMetadata>> sent = new ArrayList<>();
+                for (ProducerRecord<String, byte[]> r : InstanceMessages.of(keep.build())) {
+                    sent.add(producer.send(r));
+                }
+                for (Future<RecordMetadata> f : sent) {
+                    f.get(ACK_TIMEOUT_S, TimeUnit.SECONDS);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new NotStored("interrupted while storing the spans", e);
+            } catch (Exception e) {
+                throw new NotStored("could not store the spans: " + e.getMessage(), e);
+            }
+        }
+        return new Outcome(rejectedSpans, firstError);
+    }
+
+    /** The OTLP answer: empty, or partial success with the rejected span count and first reason. */
+    public static ExportTraceServiceResponse response(Outcome o) {
+        ExportTraceServiceResponse.Builder resp = ExportTraceServiceResponse.newBuilder();
+        if (o.partial()) {
+            resp.setPartialSuccess(ExportTracePartialSuccess.newBuilder().setRejectedSpans(o.rejectedSpans()).setErrorMessage(o.firstError()));
+        }
+        return resp.build();
+    }
+
+    /** A request that could not be decoded at all, kept with its reason. */
+    public void deadLetter(Rejection why, byte[] payload, String origin, String contentType) {
+        producer.send(new ProducerRecord<>(Topics.DLQ.topicName(), "", Serdes.DEAD_LETTER.encode(
+                DeadLetters.of(source, origin, contentType, why, payload))));
+    }
+
+    @Override
+    public void close() {
+        producer.close();
+    }
+}
