@@ -47,7 +47,13 @@ final class MetricsAround implements CommandLine.IExecutionStrategy {
         if (!options.enabled()) {
             return delegate.execute(parseResult);
         }
-        try (MetricsServer server = MetricsServer.builder().bindAddress(options.bindAddress()).port(options.port()).build().start()) {
+        MetricsServer started;
+        try {
+            started = MetricsServer.builder().bindAddress(options.bindAddress()).port(options.port()).build().start();
+        } catch (java.io.UncheckedIOException e) {
+            throw new CommandLine.ParameterException(last, e.getMessage() + " (choose another --metrics-port, 0 for any free port, -1 for none)");
+        }
+        try (MetricsServer server = started) {
             MetricsRegistryHolder.set(server.registry());
             List<AutoCloseable> feeds = new java.util.concurrent.CopyOnWriteArrayList<>();
             java.util.function.Consumer<String> hook = bs -> {

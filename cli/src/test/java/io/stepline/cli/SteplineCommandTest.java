@@ -91,6 +91,15 @@ class SteplineCommandTest {
     }
 
     @Test
+    void aMetricsPortInUseIsAOneLineErrorBeforeAnythingStarts() throws Exception {
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            var r = run("demo", "--metrics-port", String.valueOf(taken.getLocalPort()));
+            assertThat(r.code()).isEqualTo(2);
+            assertThat(r.err()).contains("cannot serve metrics").contains("--metrics-port");
+        }
+    }
+
+    @Test
     void noSubcommandPrintsUsageAndExit2() {
         Result r = run();
         assertThat(r.code()).isEqualTo(2);

@@ -92,6 +92,7 @@ public final class ConsumerLagMeter implements AutoCloseable {
     @Override
     public void close() {
         timer.shutdownNow();
-        admin.close();
+        // the cluster may already be gone (an embedded broker stops first): do not wait for it
+        admin.close(java.time.Duration.ofSeconds(1));
     }
 }

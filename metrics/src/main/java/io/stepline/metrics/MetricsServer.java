@@ -34,6 +34,11 @@ public final class MetricsServer implements AutoCloseable {
 
     private MetricsServer(Builder b) {
         this.registry = b.registry != null ? b.registry : new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        // Kafka Streams tags store metrics by store type (in.memory.state.id, rocksdb.state.id as the Micrometer binder names them);
+        // Prometheus needs one set of tag keys per metric name, so both become state.id.
+        for (String from : new String[] {"in.memory.state.id", "rocksdb.state.id"}) {
+            registry.config().meterFilter(io.micrometer.core.instrument.config.MeterFilter.renameTag("kafka.stream.state", from, "state.id"));
+        }
         this.path = b.path;
         try {
             server = HttpServer.create(new InetSocketAddress(InetAddress.getByName(b.bindAddress), b.port), 16);

@@ -49,6 +49,20 @@ class MetricsServerTest {
     }
 
     @Test
+    void storeMetricsOfInMemoryAndRocksDbStoresShareOneMetricName() {
+        try (MetricsServer server = MetricsServer.builder().port(0).build()) {
+            // what KafkaStreamsMetrics registers for a task with one store of each kind
+            io.micrometer.core.instrument.Gauge.builder("kafka.stream.state.range.latency.max", () -> 1.0)
+                    .tags("task.id", "0_1", "in.memory.state.id", "roofline-models").register(server.registry());
+            io.micrometer.core.instrument.Gauge.builder("kafka.stream.state.range.latency.max", () -> 2.0)
+                    .tags("task.id", "0_1", "rocksdb.state.id", "kernels-pending").register(server.registry());
+            assertThat(server.registry().scrape())
+                    .contains("kafka_stream_state_range_latency_max{state_id=\"roofline-models\",task_id=\"0_1\"} 1.0")
+                    .contains("kafka_stream_state_range_latency_max{state_id=\"kernels-pending\",task_id=\"0_1\"} 2.0");
+        }
+    }
+
+    @Test
     void rejectsBadSettings() {
         assertThatThrownBy(() -> MetricsServer.builder().port(70000)).hasMessageContaining("metrics port");
         assertThatThrownBy(() -> MetricsServer.builder().path("metrics")).hasMessageContaining("start with '/'");

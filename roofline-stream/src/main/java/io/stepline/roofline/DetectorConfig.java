@@ -21,7 +21,7 @@ public final class DetectorConfig {
     public static final long DEFAULT_PENDING_MAX_AGE_MS = 30_000;
     /** Bytes of kernel batches that may wait at once (per stream task). */
     public static final long DEFAULT_PENDING_MAX_BYTES = 256L * 1024 * 1024;
-    public static final long DEFAULT_COMMIT_INTERVAL_MS = 100;
+    public static final long DEFAULT_COMMIT_INTERVAL_MS = io.stepline.kafka.StreamsApp.DEFAULT_COMMIT_INTERVAL_MS;
 
     public enum Model { ROBUST, PAPER }
 

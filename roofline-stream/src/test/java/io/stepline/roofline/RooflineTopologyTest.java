@@ -95,4 +95,56 @@ class RooflineTopologyTest {
             assertThat(dlq.readValuesToList()).hasSize(1);
         }
     }
+
+    @Test
+    void aBatchWhoseStepNeverComesExpiresAndReleasedOnesDoNot() {
+        DetectorConfig cfg = DetectorConfig.builder().stateDir(state).baselineSampleRate(0).pendingLimits(5_000, 8L * 1024 * 1024).build();
+        try (TopologyTestDriver driver = new TopologyTestDriver(RooflineTopology.build(cfg), cfg.streamsProperties("dummy:9092"))) {
+            TestInputTopic<String, byte[]> steps = driver.createInputTopic(Topics.STEPS.topicName(), new StringSerializer(), new ByteArraySerializer());
+            TestInputTopic<String, byte[]> kernels = driver.createInputTopic(Topics.KERNELS.topicName(), new StringSerializer(), new ByteArraySerializer());
+            SplittableRandom rng = new SplittableRandom(2);
+            kernels.pipeInput("i-1", Serdes.KERNEL_BATCH.encode(kernels("i-1", 1)));   // its step comes
+            kernels.pipeInput("i-1", Serdes.KERNEL_BATCH.encode(kernels("i-1", 999))); // its step never comes
+            assertThat(cfg.stats().waitingBatches.sum()).isEqualTo(2);
+            steps.pipeInput("i-1", Serdes.STEP.encode(Steps.step(rng, "i-1", 1, 10_000_000L, Steps.Noise.LOGNORMAL, 1)));
+            assertThat(cfg.stats().waitingBatches.sum()).isEqualTo(1);
+            assertThat(cfg.stats().droppedBatches.sum()).as("warming-up step: judged, dropped").isEqualTo(1);
+
+            driver.advanceWallClockTime(java.time.Duration.ofSeconds(3));
+            assertThat(cfg.stats().expiredBatches.sum()).as("younger than the max age").isZero();
+            driver.advanceWallClockTime(java.time.Duration.ofSeconds(3));
+            assertThat(cfg.stats().expiredBatches.sum()).isEqualTo(1);
+            assertThat(cfg.stats().waitingBatches.sum()).isZero();
+            assertThat(cfg.stats().droppedBatches.sum()).as("the released batch is not expired again").isEqualTo(1);
+            // a batch parked after the expiry run is measured from its own arrival
+            kernels.pipeInput("i-1", Serdes.KERNEL_BATCH.encode(kernels("i-1", 1000)));
+            driver.advanceWallClockTime(java.time.Duration.ofSeconds(2));
+            assertThat(cfg.stats().expiredBatches.sum()).isEqualTo(1);
+            assertThat(cfg.stats().waitingBatches.sum()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void batchesArrivingLongAfterTheirStepAreDecidedNotParked() {
+        DetectorConfig cfg = DetectorConfig.builder().stateDir(state).baselineSampleRate(0).build();
+        try (TopologyTestDriver driver = new TopologyTestDriver(RooflineTopology.build(cfg), cfg.streamsProperties("dummy:9092"))) {
+            TestInputTopic<String, byte[]> steps = driver.createInputTopic(Topics.STEPS.topicName(), new StringSerializer(), new ByteArraySerializer());
+            TestInputTopic<String, byte[]> kernels = driver.createInputTopic(Topics.KERNELS.topicName(), new StringSerializer(), new ByteArraySerializer());
+            TestOutputTopic<String, byte[]> retained = driver.createOutputTopic(Topics.KERNELS_RETAINED.topicName(), new StringDeserializer(), new ByteArrayDeserializer());
+            SplittableRandom rng = new SplittableRandom(3);
+            int n = 11_000; // more than the verdict cache holds, so step 2500's verdict has left it
+            for (int i = 0; i < n; i++) {
+                steps.pipeInput("i-1", Serdes.STEP.encode(Steps.step(rng, "i-1", i, i * 10_000_000L, Steps.Noise.LOGNORMAL, i == 2500 ? 3 : 1)));
+            }
+            kernels.pipeInput("i-1", Serdes.KERNEL_BATCH.encode(kernels("i-1", 2500))); // an outlier's batch, very late
+            kernels.pipeInput("i-1", Serdes.KERNEL_BATCH.encode(kernels("i-1", 2501))); // a normal step's batch, very late
+            kernels.pipeInput("i-1", Serdes.KERNEL_BATCH.encode(kernels("i-1", n + 5))); // a step still to come: waits
+            List<RetainedKernelBatch> kept = new ArrayList<>();
+            retained.readValuesToList().forEach(v -> kept.add(Serdes.RETAINED_KERNELS.decode(v)));
+            assertThat(kept).extracting(r -> r.getBatch().getStepId()).containsExactly(2500L);
+            assertThat(kept.get(0).getVerdict()).isEqualTo(Verdict.OUTLIER);
+            assertThat(cfg.stats().droppedBatches.sum()).isEqualTo(1);
+            assertThat(cfg.stats().waitingBatches.sum()).isEqualTo(1);
+        }
+    }
 }

@@ -38,6 +38,12 @@ public final class Pipeline implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Pipeline.class);
     /** Longer than ingest's reorder window, so late-emitted steps are part of "done". */
     static final Duration SETTLE = Duration.ofMillis(2500);
+    /**
+     * How long a kernel batch may wait for its step's verdict when files or the simulator are
+     * replayed faster than real time: kernel batches go straight to the detector while their steps
+     * still queue in ingest, often for longer than the live default. The byte bound still applies.
+     */
+    static final long REPLAY_PENDING_MAX_AGE_MS = 10 * 60_000L;
 
     private final String bootstrap;
     private final IngestService ingest;
@@ -51,6 +57,7 @@ public final class Pipeline implements AutoCloseable {
         this.ingest = new IngestService(IngestConfig.builder().applicationId("stepline-ingest" + runId).stateDir(stateDir.resolve("ingest"))
                 .reorderWindowMs(1000).build());
         this.detector = new DetectorService(DetectorConfig.builder().applicationId("stepline-roofline" + runId).model(model)
+                .pendingLimits(live ? DetectorConfig.DEFAULT_PENDING_MAX_AGE_MS : REPLAY_PENDING_MAX_AGE_MS, DetectorConfig.DEFAULT_PENDING_MAX_BYTES)
                 .stateDir(stateDir.resolve("detector")).outputPrefix(outputPrefix).build());
         this.reports = new ReportService(ReporterSettings.defaults(reportDir), "stepline-reports" + runId, outputPrefix, live);
     }

@@ -8,7 +8,7 @@ import java.util.Properties;
 /** Validated settings of the ingest Kafka Streams application, assembled into one {@link Properties}. */
 public final class IngestConfig {
     public static final String DEFAULT_APPLICATION_ID = "stepline-ingest";
-    public static final long DEFAULT_COMMIT_INTERVAL_MS = 100;
+    public static final long DEFAULT_COMMIT_INTERVAL_MS = io.stepline.kafka.StreamsApp.DEFAULT_COMMIT_INTERVAL_MS;
 
     private final String applicationId;
     private final long reorderWindowMs;

@@ -17,6 +17,9 @@ public final class RetentionStats {
     public final LongAdder overflowBatches = new LongAdder();
     public final LongAdder overflowBytes = new LongAdder();
     public final LongAdder kernelRecords = new LongAdder();
+    /** Batches (and bytes) waiting for their step's verdict right now. */
+    public final LongAdder waitingBatches = new LongAdder();
+    public final LongAdder waitingBytes = new LongAdder();
 
     public long totalBytes() {
         return retainedOutlierBytes.sum() + retainedBaselineBytes.sum() + droppedBytes.sum() + expiredBytes.sum() + overflowBytes.sum();
@@ -35,8 +38,8 @@ public final class RetentionStats {
     @Override
     public String toString() {
         return String.format(java.util.Locale.ROOT,
-                "retained %d outlier + %d baseline batches (%d bytes), dropped %d (%d bytes), expired %d, overflow %d; ratio %.4f",
+                "retained %d outlier + %d baseline batches (%d bytes), dropped %d (%d bytes), expired %d, overflow %d, waiting %d; ratio %.4f",
                 retainedOutlierBatches.sum(), retainedBaselineBatches.sum(), retainedBytes(), droppedBatches.sum(), droppedBytes.sum(),
-                expiredBatches.sum(), overflowBatches.sum(), retentionRatio());
+                expiredBatches.sum(), overflowBatches.sum(), waitingBatches.sum(), retentionRatio());
     }
 }

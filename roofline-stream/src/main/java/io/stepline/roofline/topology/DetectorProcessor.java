@@ -2,6 +2,7 @@ package io.stepline.roofline.topology;
 
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -45,6 +46,8 @@ import io.stepline.schemas.Topics;
 final class DetectorProcessor implements Processor<String, byte[], String, byte[]> {
     /** Recent verdicts per instance kept in memory for kernel batches that arrive after their step. */
     static final int VERDICT_CACHE = 8192;
+    /** Outlier step ids remembered per instance beyond the verdict cache, for batches that arrive very late. */
+    static final int OUTLIER_MEMORY = 65_536;
 
     private final DetectorConfig cfg;
     private final RetentionStats stats;
@@ -53,7 +56,18 @@ final class DetectorProcessor implements Processor<String, byte[], String, byte[
     private KeyValueStore<String, byte[]> pending;
     private final Map<String, LatencyDetector> detectors = new HashMap<>();
     private final Map<String, LinkedHashMap<Long, double[]>> verdicts = new HashMap<>();
+    /** Per instance: the highest step id judged, and the recent outliers (ratio by step id). */
+    private final Map<String, Long> highestJudged = new HashMap<>();
+    private final Map<String, LinkedHashMap<Long, Double>> recentOutliers = new HashMap<>();
     private long pendingBytes;
+    /**
+     * Waiting batches in arrival order, so that expiry looks at the oldest few instead of scanning
+     * the store every second (a fast replay can park hundreds of MB there). Entries whose batch was
+     * released meanwhile are skipped when they reach the head.
+     */
+    private final ArrayDeque<Waiting> arrivals = new ArrayDeque<>();
+
+    private record Waiting(long arrivalMs, String key) { }
     /** Per instance and rank: the time bucket of the last baseline kept, so slow instances get baselines too. */
     private final Map<String, Long> lastBaselineBucket = new HashMap<>();
     /** At least one baseline batch per instance and rank in each such period of step time. */
@@ -69,11 +83,19 @@ final class DetectorProcessor implements Processor<String, byte[], String, byte[
         this.ctx = context;
         this.models = context.getStateStore(RooflineTopology.MODEL_STORE);
         this.pending = context.getStateStore(RooflineTopology.PENDING_STORE);
+        List<Waiting> restored = new ArrayList<>();
         try (KeyValueIterator<String, byte[]> it = pending.all()) {
             while (it.hasNext()) {
-                pendingBytes += it.next().value.length - 8;
+                KeyValue<String, byte[]> kv = it.next();
+                long size = kv.value.length - 8;
+                pendingBytes += size;
+                stats.waitingBatches.increment();
+                stats.waitingBytes.add(size);
+                restored.add(new Waiting(ByteBuffer.wrap(kv.value).getLong(), kv.key));
             }
         }
+        restored.sort(java.util.Comparator.comparingLong(Waiting::arrivalMs));
+        arrivals.addAll(restored);
         context.schedule(Duration.ofSeconds(1), PunctuationType.WALL_CLOCK_TIME, this::expire);
     }
 
@@ -181,6 +203,31 @@ final class DetectorProcessor implements Processor<String, byte[], String, byte[
             }
         });
         m.put(stepId, new double[] {a.verdict().ordinal(), a.ratio()});
+        highestJudged.merge(inst, stepId, Math::max);
+        if (a.verdict() == Verdict.OUTLIER) {
+            recentOutliers.computeIfAbsent(inst, k -> new LinkedHashMap<>(256, 0.75f, false) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<Long, Double> eldest) {
+                    return size() > OUTLIER_MEMORY;
+                }
+            }).put(stepId, a.ratio());
+        }
+    }
+
+    /**
+     * The verdict of a step judged too long ago to be in the verdict cache: an outlier if it is
+     * among the recent outliers, else a normal step. Null if the step was not judged yet (the batch
+     * then waits for it).
+     */
+    private double[] judgedEarlier(String inst, long stepId) {
+        Long highest = highestJudged.get(inst);
+        // within the verdict cache's reach a miss means "not judged yet" (steps may come a little out of order)
+        if (highest == null || stepId > highest - VERDICT_CACHE) {
+            return null;
+        }
+        LinkedHashMap<Long, Double> outliers = recentOutliers.get(inst);
+        Double ratio = outliers == null ? null : outliers.get(stepId);
+        return ratio != null ? new double[] {Verdict.OUTLIER.ordinal(), ratio} : new double[] {Verdict.NORMAL.ordinal(), Double.NaN};
     }
 
     private void kernels(Record<String, byte[]> record) {
@@ -195,6 +242,9 @@ final class DetectorProcessor implements Processor<String, byte[], String, byte[
         int size = record.value().length;
         LinkedHashMap<Long, double[]> known = verdicts.get(kb.getInstanceId());
         double[] v = known == null ? null : known.get(kb.getStepId());
+        if (v == null) {
+            v = judgedEarlier(kb.getInstanceId(), kb.getStepId());
+        }
         if (v != null) {
             decide(kb, size, Verdict.values()[(int) v[0]], v[1], record.timestamp());
             return;
@@ -205,8 +255,12 @@ final class DetectorProcessor implements Processor<String, byte[], String, byte[
             return;
         }
         String key = pendingKey(kb.getInstanceId(), kb.getStepId()) + kb.getRank();
-        pending.put(key, ByteBuffer.allocate(8 + size).putLong(System.currentTimeMillis()).put(record.value()).array());
+        long now = ctx.currentSystemTimeMs(); // the punctuator's clock, which tests can drive
+        pending.put(key, ByteBuffer.allocate(8 + size).putLong(now).put(record.value()).array());
+        arrivals.addLast(new Waiting(now, key));
         pendingBytes += size;
+        stats.waitingBatches.increment();
+        stats.waitingBytes.add(size);
     }
 
     private static String pendingKey(String inst, long stepId) {
@@ -226,6 +280,8 @@ final class DetectorProcessor implements Processor<String, byte[], String, byte[
                 byte[] raw = Arrays.copyOfRange(kv.value, 8, kv.value.length);
                 decide(io.stepline.schemas.Serdes.KERNEL_BATCH.decode(raw), raw.length, a.verdict(), a.ratio(), ts);
                 pendingBytes -= raw.length;
+                stats.waitingBatches.decrement();
+                stats.waitingBytes.add(-raw.length);
                 done.add(kv.key);
             }
         }
@@ -273,22 +329,24 @@ final class DetectorProcessor implements Processor<String, byte[], String, byte[
     }
 
     private void expire(long nowMs) {
-        if (pendingBytes == 0) {
-            return;
-        }
-        List<String> expired = new ArrayList<>();
-        try (KeyValueIterator<String, byte[]> it = pending.all()) {
-            while (it.hasNext()) {
-                KeyValue<String, byte[]> kv = it.next();
-                if (nowMs - ByteBuffer.wrap(kv.value).getLong() >= cfg.pendingMaxAgeMs()) {
-                    expired.add(kv.key);
-                    stats.expiredBatches.increment();
-                    stats.expiredBytes.add(kv.value.length - 8);
-                    pendingBytes -= kv.value.length - 8;
-                }
+        while (!arrivals.isEmpty() && nowMs - arrivals.peekFirst().arrivalMs() >= cfg.pendingMaxAgeMs()) {
+            Waiting w = arrivals.pollFirst();
+            byte[] v = pending.get(w.key());
+            // released already, or the same key parked again later (a duplicate batch): not this entry's to expire
+            if (v == null || ByteBuffer.wrap(v).getLong() != w.arrivalMs()) {
+                continue;
             }
+            pending.delete(w.key());
+            long size = v.length - 8;
+            stats.expiredBatches.increment();
+            stats.expiredBytes.add(size);
+            pendingBytes -= size;
+            stats.waitingBatches.decrement();
+            stats.waitingBytes.add(-size);
         }
-        expired.forEach(pending::delete);
+        if (pendingBytes == 0) {
+            arrivals.clear(); // everything was released: the rest of the queue is stale
+        }
     }
 
     private void dead(Record<String, byte[]> record, String code, String reason, String source) {

@@ -47,7 +47,9 @@ public final class RooflineTopology {
         // (the common case) never reaches RocksDB or the changelog at all.
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(MODEL_STORE), Serdes.String(), Serdes.ByteArray())
                 .withCachingEnabled(), DETECTOR);
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(PENDING_STORE), Serdes.String(), Serdes.ByteArray())
+        // In memory: the pending store is bounded by DetectorConfig.pendingMaxBytes, and batches that run ahead of
+        // their steps (kernels skip ingest) are parked and fetched at every step; the changelog restores it.
+        t.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(PENDING_STORE), Serdes.String(), Serdes.ByteArray())
                 .withCachingEnabled(), DETECTOR);
         t.addSink(VERDICTS_SINK, p + Topics.VERDICTS.topicName(), Serdes.String().serializer(), Serdes.ByteArray().serializer(), DETECTOR);
         t.addSink(ANOMALIES_SINK, p + Topics.ANOMALIES.topicName(), Serdes.String().serializer(), Serdes.ByteArray().serializer(), DETECTOR);
