@@ -147,4 +147,23 @@ class RooflineTopologyTest {
             assertThat(cfg.stats().waitingBatches.sum()).isEqualTo(1);
         }
     }
+
+    @Test
+    void brokenKernelBatchesFromTheTopicAreDeadLetteredWithTheirReason() {
+        DetectorConfig cfg = DetectorConfig.builder().stateDir(state).build();
+        try (TopologyTestDriver driver = new TopologyTestDriver(RooflineTopology.build(cfg), cfg.streamsProperties("dummy:9092"))) {
+            TestInputTopic<String, byte[]> kernels = driver.createInputTopic(Topics.KERNELS.topicName(), new StringSerializer(), new ByteArraySerializer());
+            TestOutputTopic<String, byte[]> dlq = driver.createOutputTopic(Topics.DLQ.topicName(), new StringDeserializer(), new ByteArrayDeserializer());
+            KernelBatch backwards = new KernelBatch("i-1", 0, 5L, List.of(new KernelRecord("gemm", KernelKind.KERNEL, 7, 10L, 2L, null)));
+            kernels.pipeInput("i-1", Serdes.KERNEL_BATCH.encode(backwards));
+            List<io.stepline.events.DeadLetter> dead = new ArrayList<>();
+            dlq.readValuesToList().forEach(v -> dead.add(Serdes.DEAD_LETTER.decode(v)));
+            assertThat(dead).singleElement().satisfies(d -> {
+                assertThat(d.getReasonCode()).isEqualTo("BAD_KERNEL_BATCH");
+                assertThat(d.getReason()).contains("ends before it starts");
+                assertThat(d.getSource()).isEqualTo(Topics.KERNELS.topicName());
+            });
+            assertThat(cfg.stats().waitingBatches.sum()).isZero();
+        }
+    }
 }

@@ -238,6 +238,11 @@ final class DetectorProcessor implements Processor<String, byte[], String, byte[
             dead(record, "UNDECODABLE_KERNEL_BATCH", e.getMessage(), Topics.KERNELS.topicName());
             return;
         }
+        String problem = io.stepline.schemas.KernelBatchCheck.problem(kb);
+        if (problem != null) {
+            dead(record, "BAD_KERNEL_BATCH", problem, Topics.KERNELS.topicName());
+            return;
+        }
         stats.kernelRecords.add(kb.getKernels().size());
         int size = record.value().length;
         LinkedHashMap<Long, double[]> known = verdicts.get(kb.getInstanceId());
