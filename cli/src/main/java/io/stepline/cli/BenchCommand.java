@@ -85,6 +85,10 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Kafka Streams commit interval of every stage; longer trades latency for throughput (default: ${DEFAULT-VALUE}).")
     long commitIntervalMs;
 
+    @Option(names = "--ingest-threads", defaultValue = "1",
+            description = "Kafka Streams threads of the ingest stage (default: ${DEFAULT-VALUE}).")
+    int ingestThreads;
+
     @Override
     public Integer call() throws Exception {
         if (instances < 1 || seconds <= 0) {
@@ -95,6 +99,9 @@ public final class BenchCommand implements Callable<Integer> {
         }
         if (commitIntervalMs < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--commit-interval-ms must be at least 1");
+        }
+        if (ingestThreads < 1 || ingestThreads > 64) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--ingest-threads must be in [1, 64]");
         }
         var err = spec.commandLine().getErr();
         Path state = Files.createTempDirectory("stepline-bench-state");
@@ -127,7 +134,8 @@ public final class BenchCommand implements Callable<Integer> {
 
             fig.put("stage", stage.name());
             fig.put("commit_interval_ms", commitIntervalMs);
-            IngestConfig icfg = IngestConfig.builder().applicationId("bench-ingest").stateDir(state.resolve("i")).reorderWindowMs(500)
+            fig.put("ingest_threads", ingestThreads);
+            IngestConfig icfg = IngestConfig.builder().threads(ingestThreads).applicationId("bench-ingest").stateDir(state.resolve("i")).reorderWindowMs(500)
                     .commitIntervalMs(commitIntervalMs).build();
             DetectorConfig dcfg = DetectorConfig.builder().applicationId("bench-roofline").stateDir(state.resolve("d"))
                     .commitIntervalMs(commitIntervalMs).build();

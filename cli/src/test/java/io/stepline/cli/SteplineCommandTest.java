@@ -88,6 +88,9 @@ class SteplineCommandTest {
         var same = run("ingest", "--http-port", "5000", "--grpc-port", "5000");
         assertThat(same.code()).isEqualTo(2);
         assertThat(same.err()).contains("must differ");
+        var threads = run("ingest", "--threads", "0");
+        assertThat(threads.code()).isEqualTo(2);
+        assertThat(threads.err()).contains("--threads must be in [1, 64]");
     }
 
     @Test

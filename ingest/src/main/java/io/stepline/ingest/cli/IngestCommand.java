@@ -61,6 +61,10 @@ public final class IngestCommand implements Callable<Integer> {
                     + " (default: ${DEFAULT-VALUE}).")
     long commitIntervalMs;
 
+    @Option(names = "--threads", defaultValue = "1",
+            description = "Kafka Streams threads (up to one per otlp_spans partition is useful; default: ${DEFAULT-VALUE}).")
+    int threads;
+
     @Override
     public Integer call() throws Exception {
         String token = null;
@@ -80,6 +84,9 @@ public final class IngestCommand implements Callable<Integer> {
         }
         if (commitIntervalMs < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--commit-interval-ms must be at least 1");
+        }
+        if (threads < 1 || threads > 64) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--threads must be in [1, 64], got " + threads);
         }
         for (List<Path> files : new List[] {inputs, kernels}) {
             if (files != null) {
@@ -106,7 +113,7 @@ public final class IngestCommand implements Callable<Integer> {
                 }
                 return 0;
             }
-            IngestConfig.Builder cfg = IngestConfig.builder().commitIntervalMs(commitIntervalMs);
+            IngestConfig.Builder cfg = IngestConfig.builder().commitIntervalMs(commitIntervalMs).threads(threads);
             if (stateDir != null) {
                 cfg.stateDir(stateDir);
             }
