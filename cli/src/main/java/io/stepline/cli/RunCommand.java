@@ -30,7 +30,7 @@ public final class RunCommand implements Callable<Integer> {
     @Mixin
     ClusterOptions cluster;
 
-    @Option(names = "--input", required = true, paramLabel = "TRACES", description = "OTLP/JSON lines file (repeatable; .gz accepted).")
+    @Option(names = "--input", required = true, paramLabel = "TRACES", description = "Trace file: OTLP/JSON lines or size-prefixed OTLP protobuf (the Collector file exporter's json and proto formats; repeatable; .gz accepted).")
     List<Path> inputs;
 
     @Option(names = "--kernels", paramLabel = "KERNELS", description = "Kernel batch JSON lines file (repeatable).")
@@ -69,12 +69,12 @@ public final class RunCommand implements Callable<Integer> {
                 for (Path f : inputs) {
                     FileIngestor.Counts c = fi.ingestTraces(f);
                     rejected += c.rejected();
-                    err.printf("%s: %,d lines, %,d rejected%n", f, c.lines(), c.rejected());
+                    err.println(f + ": " + c.describe());
                 }
                 for (Path f : kernels == null ? List.<Path>of() : kernels) {
                     FileIngestor.Counts c = fi.ingestKernels(f);
                     rejected += c.rejected();
-                    err.printf("%s: %,d lines, %,d rejected%n", f, c.lines(), c.rejected());
+                    err.println(f + ": " + c.describe());
                 }
             }
             err.println("waiting for the pipeline to finish...");

@@ -74,6 +74,21 @@ class SteplineCommandTest {
     }
 
     @Test
+    void simulateWritesProtobufTracesOnRequestAndRefusesUnknownFormats(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        Result bad = run("simulate", "--out", dir.resolve("x").toString(), "--trace-format", "xml");
+        assertThat(bad.code()).isEqualTo(2);
+        assertThat(bad.err()).contains("--trace-format must be json or proto, got 'xml'");
+        Result r = run("simulate", "--seed", "5", "--instances", "1", "--duration", "2s", "--faults", "none", "--trace-format", "proto",
+                "--out", dir.resolve("out").toString());
+        assertThat(r.code()).isZero();
+        assertThat(dir.resolve("out").resolve("traces.otlp.jsonl")).doesNotExist();
+        byte[] pb = java.nio.file.Files.readAllBytes(dir.resolve("out").resolve("traces.otlp.pb"));
+        int first = java.nio.ByteBuffer.wrap(pb).getInt();
+        assertThat(first).isPositive().isLessThan(pb.length);
+        assertThat(io.opentelemetry.proto.trace.v1.TracesData.parseFrom(java.util.Arrays.copyOfRange(pb, 4, 4 + first)).getResourceSpansCount()).isPositive();
+    }
+
+    @Test
     void replayWithoutStoredTopicsSaysWhatItNeeds() {
         Result r = run("replay", "--out", "x");
         assertThat(r.code()).isEqualTo(2);

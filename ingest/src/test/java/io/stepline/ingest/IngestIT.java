@@ -214,24 +214,37 @@ class IngestIT {
         java.nio.file.Files.writeString(kernels, io.stepline.schemas.json.EventJson.toJson(kb) + "\n"
                 + io.stepline.schemas.json.EventJson.toJson(backwards) + "\nnot json\n");
 
+        // the Collector file exporter's format: proto, gzipped: two good frames, one that is not a
+        // TracesData, and a last one cut short
+        Path protoTraces = state.resolve("traces.otlp.pb.gz");
+        try (java.io.OutputStream o = new java.util.zip.GZIPOutputStream(java.nio.file.Files.newOutputStream(protoTraces))) {
+            io.stepline.schemas.otlp.OtlpProtoFrames.write(Otlp.traces(Otlp.resource("file-instance", "mixed", 1), "s",
+                    Otlp.formAStep(9, 1, Otlp.T0 + 6_000_000, 3_000_000)), o);
+            o.write(new byte[] {0, 0, 0, 2, 0x0A, 0x7F});
+            io.stepline.schemas.otlp.OtlpProtoFrames.write(Otlp.traces(Otlp.resource("file-instance", "mixed", 1), "s",
+                    Otlp.formAStep(10, 1, Otlp.T0 + 9_000_000, 3_000_000)), o);
+            o.write(new byte[] {0, 0, 0, 100, 1, 2, 3});
+        }
+
         try (io.stepline.ingest.files.FileIngestor fi = new io.stepline.ingest.files.FileIngestor(broker.bootstrapServers())) {
-            assertThat(fi.ingestTraces(traces)).isEqualTo(new io.stepline.ingest.files.FileIngestor.Counts(3, 2, 1));
-            assertThat(fi.ingestKernels(kernels)).isEqualTo(new io.stepline.ingest.files.FileIngestor.Counts(3, 1, 2));
+            assertThat(fi.ingestTraces(traces)).isEqualTo(new io.stepline.ingest.files.FileIngestor.Counts("lines", 3, 2, 1));
+            assertThat(fi.ingestTraces(protoTraces)).isEqualTo(new io.stepline.ingest.files.FileIngestor.Counts("frames", 4, 2, 2));
+            assertThat(fi.ingestKernels(kernels)).isEqualTo(new io.stepline.ingest.files.FileIngestor.Counts("lines", 3, 1, 2));
         }
         List<io.stepline.events.KernelBatch> out = new ArrayList<>();
         read(Topics.KERNELS.topicName(), 1).forEach(v -> out.add(Serdes.KERNEL_BATCH.decode(v)));
         assertThat(out).containsExactly(kb);
         List<String> origins = new ArrayList<>();
-        read(Topics.DLQ.topicName(), 3).forEach(v -> origins.add(Serdes.DEAD_LETTER.decode(v).getOrigin()));
-        assertThat(origins).contains(traces + ":2", kernels + ":2", kernels + ":3");
+        read(Topics.DLQ.topicName(), 5).forEach(v -> origins.add(Serdes.DEAD_LETTER.decode(v).getOrigin()));
+        assertThat(origins).contains(traces + ":2", kernels + ":2", kernels + ":3", protoTraces + ":2", protoTraces + ":4");
         List<Long> ids = new ArrayList<>();
-        for (byte[] v : read(Topics.STEPS.topicName(), 2)) {
+        for (byte[] v : read(Topics.STEPS.topicName(), 4)) {
             StepRecord r = Serdes.STEP.decode(v);
             if (r.getInstanceId().equals("file-instance")) {
                 ids.add(r.getStepId());
             }
         }
-        assertThat(ids).containsExactly(7L, 8L);
+        assertThat(ids).containsExactly(7L, 8L, 9L, 10L);
     }
 
     private static int post(HttpClient http, URI uri, String ct, String token, byte[] body, String encoding) throws Exception {

@@ -251,6 +251,7 @@ public final class Simulation {
         for (Instance i : instances) {
             preemptions += i.preemptionsSeen;
         }
+        sink.drain();
         SimulationSummary summary = new SimulationSummary(Math.min(now, cfg.durationS), (System.nanoTime() - wallStart) / 1e9,
                 steps, kernelRecords, arrived, e2e.size(), rejected, preemptions, faulted,
                 SimulationSummary.sorted(ttft.toArray()), SimulationSummary.sorted(tpot.toArray()), SimulationSummary.sorted(e2e.toArray()));
@@ -308,7 +309,7 @@ public final class Simulation {
 
     private StepOutput output(Instance inst, ScheduledBatch b, long endNs, List<Request> finished) {
         StepExecutor.Timed t = inst.timed;
-        List<Request> snapshots = cfg.snapshotRate > 0 && inst.rng.nextDouble() < cfg.snapshotRate ? b.running() : List.of();
+        List<StepOutput.RequestSnapshot> snapshots = cfg.snapshotRate > 0 && inst.rng.nextDouble() < cfg.snapshotRate ? b.snapshots() : List.of();
         KvCache kv = inst.scheduler.kv();
         long monoStart = mono(inst.stepStartS);
         return new StepOutput(inst.spec.id(), inst.spec.role(), inst.spec.tp(), b.stepId(), inst.stepStartNs,

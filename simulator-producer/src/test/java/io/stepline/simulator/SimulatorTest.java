@@ -76,6 +76,60 @@ class SimulatorTest {
     }
 
     @Test
+    void protoTraceFileHoldsTheSameMessagesAsTheJsonOne() throws IOException {
+        SimulationConfig cfg = small().durationS(5).build();
+        try (FileSink sink = new FileSink(tmp.resolve("json"), cfg.form(), 4, FileSink.TraceFormat.JSON)) {
+            new Simulation(cfg).run(sink, null);
+        }
+        try (FileSink sink = new FileSink(tmp.resolve("proto"), cfg.form(), 4, FileSink.TraceFormat.PROTO)) {
+            new Simulation(cfg).run(sink, null);
+        }
+        assertThat(tmp.resolve("proto").resolve(FileSink.TRACES)).doesNotExist();
+        List<TracesData> fromProto = new java.util.ArrayList<>();
+        try (var in = Files.newInputStream(tmp.resolve("proto").resolve(FileSink.TRACES_PROTO))) {
+            var frames = new io.stepline.schemas.otlp.OtlpProtoFrames.Reader(in, io.stepline.schemas.otlp.OtlpProtoFrames.DEFAULT_MAX_FRAME_BYTES);
+            for (byte[] f = frames.next(); f != null; f = frames.next()) {
+                fromProto.add(TracesData.parseFrom(f));
+            }
+        }
+        List<TracesData> fromJson = Files.readAllLines(tmp.resolve("json").resolve(FileSink.TRACES)).stream().map(OtlpJson::read).toList();
+        assertThat(fromProto).hasSizeGreaterThan(10).isEqualTo(fromJson);
+        assertThat(Files.mismatch(tmp.resolve("json").resolve(FileSink.TRUTH_STEPS), tmp.resolve("proto").resolve(FileSink.TRUTH_STEPS))).isEqualTo(-1L);
+    }
+
+    @Test
+    void requestSnapshotsShowTheRequestAsTheSchedulerSawItThatStep() throws IOException {
+        SimulationConfig cfg = small().snapshotRate(1.0).durationS(10).build();
+        Collect c = new Collect();
+        new Simulation(cfg).run(c, null);
+        long prefill = 0;
+        long decode = 0;
+        Map<String, Integer> lastOutput = new HashMap<>();
+        for (StepOutput s : c.steps) {
+            assertThat(s.snapshots()).hasSameSizeAs(s.batch().running());
+            for (StepOutput.RequestSnapshot r : s.snapshots()) {
+                assertThat(r.scheduledTokens()).isPositive();
+                assertThat(r.blocksAllocated()).isGreaterThanOrEqualTo(r.blocksCached());
+                if (r.prefill()) {
+                    prefill++;
+                    // this step's chunk is not computed yet when the batch is built
+                    assertThat(r.computedTokens() + r.scheduledTokens()).isLessThanOrEqualTo(r.promptTokens());
+                } else {
+                    decode++;
+                    assertThat(r.computedTokens()).isEqualTo(r.promptTokens() + r.outputTokens());
+                    assertThat(r.outputTokens()).as("a request being decoded still owes a token").isLessThan(r.maxTokens());
+                }
+                Integer prev = lastOutput.put(r.requestId(), r.outputTokens());
+                if (prev != null && r.preemptions() == 0) {
+                    assertThat(r.outputTokens()).isGreaterThanOrEqualTo(prev);
+                }
+            }
+        }
+        assertThat(prefill).isPositive();
+        assertThat(decode).isPositive();
+    }
+
+    @Test
     void everyStepSatisfiesTheBatchSummaryInvariants() throws IOException {
         SimulationConfig cfg = small().engine(512, 64, 100).uniformLengths(200, 600, 100, 300).build(); // small KV cache: forces preemption
         Collect c = new Collect();

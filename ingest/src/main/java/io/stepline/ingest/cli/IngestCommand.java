@@ -31,7 +31,7 @@ public final class IngestCommand implements Callable<Integer> {
     @Mixin
     ClusterOptions cluster;
 
-    @Option(names = "--input", paramLabel = "FILE", description = "OTLP/JSON lines file to ingest (repeatable; .gz accepted).")
+    @Option(names = "--input", paramLabel = "FILE", description = "Trace file to ingest, OTLP/JSON lines or the Collector file exporter's size-prefixed protobuf, told apart by content (repeatable; .gz accepted).")
     List<Path> inputs;
 
     @Option(names = "--kernels", paramLabel = "FILE", description = "Kernel batch JSON lines file to ingest (repeatable).")
@@ -104,11 +104,11 @@ public final class IngestCommand implements Callable<Integer> {
                 try (FileIngestor fi = new FileIngestor(target.bootstrapServers())) {
                     for (Path f : inputs == null ? List.<Path>of() : inputs) {
                         FileIngestor.Counts c = fi.ingestTraces(f);
-                        spec.commandLine().getOut().printf("%s: %d lines, %d accepted, %d rejected to stepline.dlq%n", f, c.lines(), c.accepted(), c.rejected());
+                        spec.commandLine().getOut().println(f + ": " + c.describe());
                     }
                     for (Path f : kernels == null ? List.<Path>of() : kernels) {
                         FileIngestor.Counts c = fi.ingestKernels(f);
-                        spec.commandLine().getOut().printf("%s: %d lines, %d accepted, %d rejected to stepline.dlq%n", f, c.lines(), c.accepted(), c.rejected());
+                        spec.commandLine().getOut().println(f + ": " + c.describe());
                     }
                 }
                 return 0;

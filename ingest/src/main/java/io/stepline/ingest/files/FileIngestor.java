@@ -1,5 +1,6 @@
 package io.stepline.ingest.files;
 
+import java.io.BufferedInputStream;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -28,17 +29,24 @@ import io.stepline.ingest.validation.Rejection;
 import io.stepline.schemas.Serdes;
 import io.stepline.schemas.Topics;
 import io.stepline.schemas.json.EventJson;
+import io.stepline.schemas.otlp.OtlpProtoFrames;
 
 /**
- * Ingests captured files: OTLP/JSON lines as the Collector's file exporter writes them (one
- * TracesData a line; {@code .gz} accepted) onto {@code otlp_spans}, where the ingest topology maps
- * them like any other source, and kernel JSON lines onto {@code stepline.kernels} after
- * validation. A bad line goes to the dead-letter topic with {@code file:line} as origin; the rest
- * of the file still goes in.
+ * Ingests captured files onto {@code otlp_spans}, where the ingest topology maps them like any
+ * other source: trace files as the Collector's file exporter writes them, either OTLP/JSON lines
+ * ({@code format: json}, one TracesData a line) or size-prefixed protobuf ({@code format: proto}),
+ * {@code .gz} accepted for both; and kernel JSON lines onto {@code stepline.kernels} after
+ * validation. A bad line or frame goes to the dead-letter topic with {@code file:N} as origin
+ * (line or frame number); the rest of the file still goes in.
  */
 public final class FileIngestor implements AutoCloseable {
-    /** What a file contributed. */
-    public record Counts(long lines, long accepted, long rejected) {}
+    /** What a file contributed: {@code read} lines or frames ({@code unit}), of which some were accepted and some rejected. */
+    public record Counts(String unit, long read, long accepted, long rejected) {
+        /** e.g. "1,200 lines, 1,199 accepted, 1 rejected to stepline.dlq". */
+        public String describe() {
+            return String.format(java.util.Locale.ROOT, "%,d %s, %,d accepted, %,d rejected to stepline.dlq", read, unit, accepted, rejected);
+        }
+    }
 
     private final KafkaProducer<String, byte[]> producer;
     private final AtomicReference<Exception> failure = new AtomicReference<>();
@@ -70,35 +78,89 @@ public final class FileIngestor implements AutoCloseable {
         }
     }
 
+    /**
+     * Ingests a trace file, telling the two formats apart by the first byte: a protobuf frame
+     * starts with the high byte of its size, which is below 4 for any frame under the 64 MiB cap,
+     * while a JSON lines file starts with text.
+     */
     public Counts ingestTraces(Path file) throws IOException {
         requireReadable(file);
+        try (BufferedInputStream in = new BufferedInputStream(open(file), 1 << 20)) {
+            in.mark(1);
+            int first = in.read();
+            in.reset();
+            if (first >= 0 && first < 4) {
+                return protoFrames(file, in);
+            }
+            return jsonLines(file, new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8), 1 << 20));
+        }
+    }
+
+    private Counts jsonLines(Path file, BufferedReader r) throws IOException {
         long lines = 0;
         long ok = 0;
         long bad = 0;
-        try (BufferedReader r = reader(file)) {
-            String line;
-            while ((line = r.readLine()) != null) {
-                lines++;
-                if (line.isBlank()) {
-                    continue;
-                }
-                try {
-                    TracesData td = OtlpDecoder.json(line.getBytes(StandardCharsets.UTF_8));
-                    // keyed by instance: each instance's lines stay in order in its partition
-                    for (ProducerRecord<String, byte[]> rec : InstanceMessages.of(td)) {
-                        producer.send(rec, onError);
-                    }
-                    ok++;
-                } catch (Rejection e) {
-                    dead(file, lines, "application/json", e, line);
-                    bad++;
-                }
-                check();
+        String line;
+        while ((line = r.readLine()) != null) {
+            lines++;
+            if (line.isBlank()) {
+                continue;
             }
+            byte[] bytes = line.getBytes(StandardCharsets.UTF_8);
+            try {
+                send(OtlpDecoder.json(bytes));
+                ok++;
+            } catch (Rejection e) {
+                dead(file, lines, "application/json", e, bytes);
+                bad++;
+            }
+            check();
         }
+        return done("lines", lines, ok, bad);
+    }
+
+    private Counts protoFrames(Path file, InputStream in) throws IOException {
+        OtlpProtoFrames.Reader frames = new OtlpProtoFrames.Reader(in, OtlpProtoFrames.DEFAULT_MAX_FRAME_BYTES);
+        long n = 0;
+        long ok = 0;
+        long bad = 0;
+        while (true) {
+            byte[] frame;
+            try {
+                frame = frames.next();
+            } catch (OtlpProtoFrames.BrokenFrameException e) {
+                // nothing after a broken size can be trusted: dead-letter what is left and stop
+                dead(file, ++n, "application/x-protobuf", new Rejection(Rejection.MALFORMED_PROTOBUF, e.getMessage()), e.bytes());
+                bad++;
+                break;
+            }
+            if (frame == null) {
+                break;
+            }
+            n++;
+            try {
+                send(OtlpDecoder.protobuf(frame));
+                ok++;
+            } catch (Rejection e) {
+                dead(file, n, "application/x-protobuf", e, frame);
+                bad++;
+            }
+            check();
+        }
+        return done("frames", n, ok, bad);
+    }
+
+    private void send(TracesData td) {
+        // keyed by instance: each instance's lines stay in order in its partition
+        for (ProducerRecord<String, byte[]> rec : InstanceMessages.of(td)) {
+            producer.send(rec, onError);
+        }
+    }
+
+    private Counts done(String unit, long n, long ok, long bad) {
         producer.flush();
         check();
-        return new Counts(lines, ok, bad);
+        return new Counts(unit, n, ok, bad);
     }
 
     public Counts ingestKernels(Path file) throws IOException {
@@ -124,28 +186,30 @@ public final class FileIngestor implements AutoCloseable {
                     producer.send(new ProducerRecord<>(Topics.KERNELS.topicName(), kb.getInstanceId(), Serdes.KERNEL_BATCH.encode(kb)), onError);
                     ok++;
                 } catch (Rejection e) {
-                    dead(file, lines, "application/json", e, line);
+                    dead(file, lines, "application/json", e, line.getBytes(StandardCharsets.UTF_8));
                     bad++;
                 }
                 check();
             }
         }
-        producer.flush();
-        check();
-        return new Counts(lines, ok, bad);
+        return done("lines", lines, ok, bad);
     }
 
-    private void dead(Path file, long line, String contentType, Rejection why, String content) {
+    private void dead(Path file, long n, String contentType, Rejection why, byte[] content) {
         producer.send(new ProducerRecord<>(Topics.DLQ.topicName(), "", Serdes.DEAD_LETTER.encode(
-                DeadLetters.of("file", file + ":" + line, contentType, why, content.getBytes(StandardCharsets.UTF_8)))), onError);
+                DeadLetters.of("file", file + ":" + n, contentType, why, content))), onError);
     }
 
-    private static BufferedReader reader(Path file) throws IOException {
+    private static InputStream open(Path file) throws IOException {
         InputStream in = Files.newInputStream(file);
         if (file.getFileName().toString().endsWith(".gz")) {
             in = new GZIPInputStream(in, 65536);
         }
-        return new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8), 1 << 20);
+        return in;
+    }
+
+    private static BufferedReader reader(Path file) throws IOException {
+        return new BufferedReader(new InputStreamReader(open(file), StandardCharsets.UTF_8), 1 << 20);
     }
 
     private void check() {

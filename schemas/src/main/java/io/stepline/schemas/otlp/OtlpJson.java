@@ -42,7 +42,13 @@ public final class OtlpJson {
     /** One line of JSON (no newline) for a TracesData (wire-identical to ExportTraceServiceRequest). */
     public static String write(TracesData data) {
         StringWriter sw = new StringWriter(4096);
-        try (JsonGenerator g = FACTORY.createGenerator(sw)) {
+        write(data, sw);
+        return sw.toString();
+    }
+
+    /** The same JSON written straight into {@code out} (left open), without an intermediate string. */
+    public static void write(TracesData data, java.io.Writer out) {
+        try (JsonGenerator g = FACTORY.createGenerator(out).disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET)) {
             g.writeStartObject();
             g.writeArrayFieldStart("resourceSpans");
             for (ResourceSpans rs : data.getResourceSpansList()) {
@@ -77,7 +83,6 @@ public final class OtlpJson {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return sw.toString();
     }
 
     private static void span(JsonGenerator g, Span s) throws IOException {

@@ -116,10 +116,15 @@ public final class EngineScheduler {
         double attnWork = 0;
         long ctx = 0;
         int[] sched = new int[batch.size()];
+        int[] state = new int[4 * batch.size()];
         for (int i = 0; i < batch.size(); i++) {
             Request r = batch.get(i);
             int n = tokens.get(i);
             sched[i] = n;
+            state[4 * i] = r.computedTokens;
+            state[4 * i + 1] = r.outputDone;
+            state[4 * i + 2] = r.preemptions;
+            state[4 * i + 3] = r.blocks;
             if (r.inPrefill()) {
                 prefillReqs++;
                 prefillTokens += n;
@@ -130,7 +135,7 @@ public final class EngineScheduler {
                 ctx += r.context() + 1;
             }
         }
-        return new ScheduledBatch(nextStepId++, List.copyOf(batch), sched, running.size(), waiting.size(),
+        return new ScheduledBatch(nextStepId++, List.copyOf(batch), sched, state, running.size(), waiting.size(),
                 prefillReqs, decodeReqs, prefillTokens, decodeTokens, attnWork, ctx, preempted, newly, resumed);
     }
 

@@ -24,7 +24,14 @@ public record StepOutput(
         List<KernelBatch> kernels,
         StepLabel label,
         List<Request> finishedRequests,
-        List<Request> snapshotRequests) {
+        List<RequestSnapshot> snapshots) {
+
+    /**
+     * A running request as the scheduler saw it when it built this step's batch (the §C.3
+     * contract), copied then: the request object itself moves on with later steps.
+     */
+    public record RequestSnapshot(String requestId, boolean prefill, int promptTokens, int computedTokens, int outputTokens,
+                                  int preemptions, int scheduledTokens, int blocksAllocated, int blocksCached, int maxTokens) {}
 
     /** A semantic phase span; rank is null for EngineCore phases. */
     public record Phase(String name, Integer rank, long startNs, long endNs) {}

@@ -1,7 +1,9 @@
 package io.stepline.simulator.sink;
 
+import java.io.BufferedOutputStream;
 import java.io.BufferedWriter;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -9,10 +11,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
+import io.opentelemetry.proto.trace.v1.TracesData;
+
 import io.stepline.events.FaultEpisode;
 import io.stepline.events.KernelBatch;
 import io.stepline.schemas.json.EventJson;
 import io.stepline.schemas.otlp.OtlpJson;
+import io.stepline.schemas.otlp.OtlpProtoFrames;
 import io.stepline.simulator.SimulationConfig;
 import io.stepline.simulator.SimulationSummary;
 import io.stepline.simulator.instance.StepOutput;
@@ -20,13 +25,16 @@ import io.stepline.simulator.otlp.StepSpanEncoder;
 
 /**
  * Writes a simulation into a directory: {@code traces.otlp.jsonl} (OTLP/JSON lines as the
- * Collector's file exporter writes them), {@code kernels.jsonl}, {@code truth.steps.jsonl},
+ * Collector's file exporter writes them) or, with {@link TraceFormat#PROTO}, {@code traces.otlp.pb}
+ * (the file exporter's {@code format: proto}: size-prefixed protobuf, ~4x faster to write and
+ * read), {@code kernels.jsonl}, {@code truth.steps.jsonl},
  * {@code truth.faults.jsonl}, {@code batch_metrics.csv}, {@code request_metrics.csv} and
  * {@code summary.json}. Everything but summary.json's wall-clock fields is a pure function of the
  * seed and config.
  */
 public final class FileSink implements SimulationSink {
     public static final String TRACES = "traces.otlp.jsonl";
+    public static final String TRACES_PROTO = "traces.otlp.pb";
     public static final String KERNELS = "kernels.jsonl";
     public static final String TRUTH_STEPS = "truth.steps.jsonl";
     public static final String TRUTH_FAULTS = "truth.faults.jsonl";
@@ -34,22 +42,44 @@ public final class FileSink implements SimulationSink {
     public static final String REQUEST_METRICS = "request_metrics.csv";
     public static final String SUMMARY = "summary.json";
 
+    /** How the trace file is encoded. */
+    public enum TraceFormat {
+        /** OTLP/JSON, one TracesData a line. */
+        JSON,
+        /** The Collector file exporter's protobuf frames. */
+        PROTO
+    }
+
     private final Path dir;
     private final StepSpanEncoder encoder;
     private final int stepsPerLine;
     private final BufferedWriter traces;
+    private final OutputStream protoTraces;
     private final BufferedWriter kernels;
     private final BufferedWriter truth;
     private final BufferedWriter batches;
     private final BufferedWriter requests;
     private final List<StepOutput> pending = new ArrayList<>();
+    private final BackgroundTraceWriter<List<StepOutput>> background;
+    private final StringBuilder line = new StringBuilder(256);
 
     public FileSink(Path dir, SimulationConfig.Form form, int stepsPerLine) throws IOException {
+        this(dir, form, stepsPerLine, TraceFormat.JSON);
+    }
+
+    public FileSink(Path dir, SimulationConfig.Form form, int stepsPerLine, TraceFormat format) throws IOException {
         this.dir = dir;
         Files.createDirectories(dir);
         this.encoder = new StepSpanEncoder(form);
         this.stepsPerLine = stepsPerLine;
-        this.traces = writer(TRACES);
+        if (format == TraceFormat.PROTO) {
+            this.traces = null;
+            this.protoTraces = new BufferedOutputStream(Files.newOutputStream(dir.resolve(TRACES_PROTO)), 1 << 16);
+        } else {
+            this.traces = writer(TRACES);
+            this.protoTraces = null;
+        }
+        this.background = new BackgroundTraceWriter<>("stepline-file-sink-traces", this::write);
         this.kernels = writer(KERNELS);
         this.truth = writer(TRUTH_STEPS);
         this.batches = writer(BATCH_METRICS);
@@ -78,16 +108,17 @@ public final class FileSink implements SimulationSink {
         if (pending.size() >= stepsPerLine) {
             flushTraces();
         }
-        for (KernelBatch kb : s.kernels()) {
-            kernels.write(EventJson.toJson(kb));
-            kernels.write('\n');
-        }
         truth.write(EventJson.toJson(s.label()));
         truth.write('\n');
         var b = s.batch();
-        batches.write(String.format(Locale.ROOT, "%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.4f,%s%n", s.instanceId(), s.stepId(), s.startNs(),
-                s.label().getLatencyNs(), s.label().getHealthyLatencyNs(), b.numPrefillReqs(), b.numDecodeReqs(), b.prefillTokens(),
-                b.decodeTokens(), b.decodeContextTokens(), s.kvUsage(), s.label().getFaultType()));
+        // one line per step: built by hand, String.format here was a tenth of the simulator's time
+        line.setLength(0);
+        line.append(s.instanceId()).append(',').append(s.stepId()).append(',').append(s.startNs()).append(',')
+                .append(s.label().getLatencyNs()).append(',').append(s.label().getHealthyLatencyNs()).append(',')
+                .append(b.numPrefillReqs()).append(',').append(b.numDecodeReqs()).append(',').append(b.prefillTokens()).append(',')
+                .append(b.decodeTokens()).append(',').append(b.decodeContextTokens()).append(',').append(fixed4(s.kvUsage())).append(',')
+                .append(s.label().getFaultType()).append(System.lineSeparator());
+        batches.append(line);
         for (var r : s.finishedRequests()) {
             requests.write(String.format(Locale.ROOT, "%s,%s,%.6f,%d,%d,%.6f,%s,%.6f,%d%n", r.id, s.instanceId(), r.arrivalS, r.promptTokens,
                     r.outputTokens, r.firstTokenS - r.arrivalS,
@@ -96,26 +127,58 @@ public final class FileSink implements SimulationSink {
         }
     }
 
+    /** {@code %.4f} without a Formatter (same HALF_UP rounding). */
+    static String fixed4(double v) {
+        return java.math.BigDecimal.valueOf(v).setScale(4, java.math.RoundingMode.HALF_UP).toPlainString();
+    }
+
     private void flushTraces() throws IOException {
         if (pending.isEmpty()) {
             return;
         }
-        traces.write(OtlpJson.write(encoder.encode(pending)));
-        traces.write('\n');
+        // encoding (building the protobuf objects) is most of the cost, so it goes to the writer thread too
+        background.submit(List.copyOf(pending));
         pending.clear();
+    }
+
+    /** On the background writer's thread: one message with these steps' spans, and their kernel batches. */
+    private void write(List<StepOutput> steps) throws IOException {
+        for (StepOutput s : steps) {
+            for (KernelBatch kb : s.kernels()) {
+                kernels.write(EventJson.toJson(kb));
+                kernels.write('\n');
+            }
+        }
+        TracesData td = encoder.encode(steps);
+        if (protoTraces != null) {
+            OtlpProtoFrames.write(td, protoTraces);
+        } else {
+            OtlpJson.write(td, traces);
+            traces.write('\n');
+        }
+    }
+
+    @Override
+    public void drain() throws IOException {
+        flushTraces();
+        background.close();
     }
 
     @Override
     public void end(SimulationSummary summary) throws IOException {
-        flushTraces();
+        drain();
         Files.writeString(dir.resolve(SUMMARY), summary.json(false) + "\n");
     }
 
     @Override
     public void close() throws IOException {
-        flushTraces();
-        for (BufferedWriter w : List.of(traces, kernels, truth, batches, requests)) {
-            w.close();
+        try {
+            drain();
+        } finally {
+            for (BufferedWriter w : List.of(kernels, truth, batches, requests)) {
+                w.close();
+            }
+            (traces != null ? traces : protoTraces).close();
         }
     }
 }

@@ -14,6 +14,12 @@ public interface SimulationSink extends AutoCloseable {
 
     void step(StepOutput step) throws IOException;
 
+    /**
+     * Gets everything handed over so far written out (a sink may encode on another thread); called
+     * after the last step, before the run's wall time is taken.
+     */
+    default void drain() throws IOException {}
+
     default void end(SimulationSummary summary) throws IOException {}
 
     @Override
@@ -33,6 +39,13 @@ public interface SimulationSink extends AutoCloseable {
             public void step(StepOutput step) throws IOException {
                 for (SimulationSink s : sinks) {
                     s.step(step);
+                }
+            }
+
+            @Override
+            public void drain() throws IOException {
+                for (SimulationSink s : sinks) {
+                    s.drain();
                 }
             }
 
