@@ -73,6 +73,57 @@ class ModelsTest {
         assertThat((double) fp / healthy).as("false-positive rate").isLessThan(0.001);
     }
 
+    /** A step from {@link Steps#step} with (wantPrefill) or without prefill work. */
+    private static StepRecord stepWith(SplittableRandom rng, long id, boolean wantPrefill, double slowdown) {
+        while (true) {
+            StepRecord s = Steps.step(rng, "i", id, id * STEP_NS, Steps.Noise.LOGNORMAL, slowdown);
+            if ((s.getPrefillTokens() > 1_000) == wantPrefill && (s.getPrefillTokens() == 0) != wantPrefill) {
+                return s;
+            }
+        }
+    }
+
+    @Test
+    void workTheWindowHasNotSeenLatelyIsJudgedWithTheCostLearnedBeforeAndAWiderMargin() {
+        SplittableRandom rng = new SplittableRandom(11);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        long id = 0;
+        for (; id < 3_000; id++) {
+            m.assess(Steps.step(rng, "i", id, id * STEP_NS, Steps.Noise.LOGNORMAL, 1.0));
+        }
+        // light load: decode only for longer than the window holds
+        for (int i = 0; i < 2_000; i++, id++) {
+            assertThat(m.assess(stepWith(rng, id, false, 1.0)).verdict()).isEqualTo(Verdict.NORMAL);
+        }
+        Assessment healthyPrefill = m.assess(stepWith(rng, id++, true, 1.0));
+        assertThat(healthyPrefill.verdict()).as("a healthy prefill after a decode-only spell").isEqualTo(Verdict.NORMAL);
+        assertThat(healthyPrefill.ratio()).isBetween(0.8, 1.25);
+        for (int i = 0; i < 2_000; i++, id++) {
+            m.assess(stepWith(rng, id, false, 1.0));
+        }
+        Assessment slowPrefill = m.assess(stepWith(rng, id++, true, 2.5));
+        assertThat(slowPrefill.verdict()).isEqualTo(Verdict.OUTLIER);
+        assertThat(slowPrefill.boundNs() / slowPrefill.expectedNs()).isEqualTo(RobustRoofline.EXTRAPOLATION_BOUND_RATIO);
+    }
+
+    @Test
+    void workNoFitHasEverSeenIsNotJudgedButLearned() {
+        SplittableRandom rng = new SplittableRandom(12);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        long id = 0;
+        for (; id < 1_000; id++) {
+            m.assess(stepWith(rng, id, false, 1.0));
+        }
+        assertThat(m.fitted()).isTrue();
+        assertThat(m.assess(stepWith(rng, id++, true, 1.0)).verdict()).as("first prefill ever").isEqualTo(Verdict.WARMING_UP);
+        long flagged = 0;
+        for (int i = 0; i < 5_000; i++, id++) {
+            flagged += m.assess(Steps.step(rng, "i", id, id * STEP_NS, Steps.Noise.LOGNORMAL, 1.0)).verdict() == Verdict.OUTLIER ? 1 : 0;
+        }
+        assertThat(flagged).as("healthy mixed steps flagged once prefill is known").isLessThan(10);
+        assertThat(m.assess(stepWith(rng, id, true, 2.5)).verdict()).isEqualTo(Verdict.OUTLIER);
+    }
+
     @Test
     void faultEpisodesDoNotDragTheModelUp() {
         SplittableRandom rng = new SplittableRandom(3);

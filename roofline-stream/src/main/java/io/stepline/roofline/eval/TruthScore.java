@@ -42,6 +42,8 @@ public final class TruthScore {
     public int episodes;
     public int episodesFound;
     public final List<FaultEpisode> missedEpisodes = new ArrayList<>();
+    /** Incidents that overlap no episode on their instance. */
+    public final List<Incident> falseIncidents = new ArrayList<>();
     public int sustainedEpisodes;
     public int sustainedFound;
     public int incidents;
@@ -143,7 +145,9 @@ public final class TruthScore {
                     break;
                 }
             }
-            if (match != null) {
+            if (match == null) {
+                s.falseIncidents.add(i);
+            } else {
                 s.trueIncidents++;
                 s.triaged++;
                 if (match.getFaultType() == i.getClassification()) {

@@ -84,6 +84,23 @@ public final class RobustRoofline implements LatencyDetector {
     private final double[][] xtx = new double[K + 1][K + 1];
     private final double[] xty = new double[K + 1];
     private final double[] coef = new double[K + 1];
+    /*
+     * The last cost fitted for each feature while it varied in the window. A feature the window
+     * does not exercise (no prefill at all for a few seconds of light load) keeps that cost instead
+     * of dropping to zero: otherwise the next prefill step looks 5x too slow, is flagged, and being
+     * flagged never teaches the window what prefill costs.
+     */
+    private final double[] learned = new double[K + 1];
+    private final boolean[] known = new boolean[K + 1];
+    /** Per feature at the last refit: whether it varied in the window, and its value there if not. */
+    private final boolean[] varied = new boolean[K + 1];
+    private final double[] constantValue = new double[K + 1];
+
+    /**
+     * The bound for a step whose work the window does not exercise and whose cost therefore comes
+     * from an older fit: an extrapolation, judged with a wider margin than the window's noise.
+     */
+    public static final double EXTRAPOLATION_BOUND_RATIO = 2.0;
     private boolean fitted;
     private double sigma;
     private long version;
@@ -134,10 +151,18 @@ public final class RobustRoofline implements LatencyDetector {
                 refitted = true;
             }
             a = new Assessment(Verdict.WARMING_UP, Double.NaN, Double.NaN, Double.NaN, io.stepline.events.Severity.NONE, version, refitted, null);
+        } else if (novelty(x) == Novelty.UNSEEN) {
+            // work of a kind no fit has seen (say the first prefill after a decode-only bootstrap): no
+            // basis for a verdict; learn it, and refit so that the next such step is judged
+            recentAll.add(allPoint(x, y));
+            learn(x, y, 0);
+            refit();
+            refitted = true;
+            a = new Assessment(Verdict.WARMING_UP, Double.NaN, Double.NaN, Double.NaN, io.stepline.events.Severity.NONE, version, refitted, null);
         } else {
             double expected = predict(coef, x);
             double ratio = y / expected;
-            double boundRatio = boundRatio();
+            double boundRatio = novelty(x) == Novelty.EXTRAPOLATED ? Math.max(boundRatio(), EXTRAPOLATION_BOUND_RATIO) : boundRatio();
             double bound = expected * boundRatio;
             boolean outlier = y > bound && y - expected > s.minExcessNs();
             recentAll.add(allPoint(x, y));
@@ -159,6 +184,23 @@ public final class RobustRoofline implements LatencyDetector {
         }
         headerDirty = true;
         return a;
+    }
+
+    private enum Novelty { NONE, EXTRAPOLATED, UNSEEN }
+
+    /** Whether the step exercises a feature that was constant in the window at the last refit. */
+    private Novelty novelty(double[] x) {
+        Novelty n = Novelty.NONE;
+        for (int f = 1; f <= K; f++) {
+            double v = x[f - 1];
+            if (!varied[f] && Math.abs(v - constantValue[f]) > 1e-9 * Math.max(1, Math.abs(constantValue[f]))) {
+                if (!known[f]) {
+                    return Novelty.UNSEEN;
+                }
+                n = Novelty.EXTRAPOLATED;
+            }
+        }
+        return n;
     }
 
     private static double[] allPoint(double[] x, double y) {
@@ -387,20 +429,27 @@ public final class RobustRoofline implements LatencyDetector {
         return out;
     }
 
-    /** Least squares from the running sums, dropping features that are constant or get a negative cost. */
+    /**
+     * Least squares from the running sums. A feature constant in the window keeps its last learned
+     * cost (or none if it never varied); one that gets a negative cost is dropped.
+     */
     private void refit() {
         sinceRefit = 0;
         boolean[] use = new boolean[K + 1];
+        boolean[] fixed = new boolean[K + 1];
         use[0] = true;
         for (int f = 1; f <= K; f++) {
             double n = xtx[0][0];
             double mean = xtx[0][f] / n;
             double var = xtx[f][f] / n - mean * mean;
             use[f] = var > 1e-12 * Math.max(1, mean * mean);
+            fixed[f] = !use[f] && known[f];
+            varied[f] = use[f];
+            constantValue[f] = use[f] ? 0 : mean;
         }
         double[] solution = null;
         for (int attempt = 0; attempt <= K; attempt++) {
-            solution = solve(use);
+            solution = solve(use, fixed);
             if (solution == null) {
                 return;
             }
@@ -416,6 +465,12 @@ public final class RobustRoofline implements LatencyDetector {
             use[worst] = false;
         }
         System.arraycopy(solution, 0, coef, 0, K + 1);
+        for (int f = 1; f <= K; f++) {
+            if (use[f]) {
+                learned[f] = coef[f];
+                known[f] = true;
+            }
+        }
         double[] logs = new double[ring.size()];
         for (int i = 0; i < ring.size(); i++) {
             logs[i] = ring.get(i, K + 1);
@@ -429,7 +484,8 @@ public final class RobustRoofline implements LatencyDetector {
         }
     }
 
-    private double[] solve(boolean[] use) {
+    /** Solves for the {@code use}d coefficients with the {@code fixed} ones held at their learned cost. */
+    private double[] solve(boolean[] use, boolean[] fixed) {
         int n = 0;
         for (boolean u : use) {
             if (u) {
@@ -447,6 +503,11 @@ public final class RobustRoofline implements LatencyDetector {
         double[] b = new double[n];
         for (int r = 0; r < n; r++) {
             b[r] = xty[idx[r]];
+            for (int f = 1; f <= K; f++) {
+                if (fixed[f]) {
+                    b[r] -= learned[f] * xtx[idx[r]][f];
+                }
+            }
             for (int c = 0; c < n; c++) {
                 a[r][c] = xtx[idx[r]][idx[c]];
             }
@@ -455,6 +516,11 @@ public final class RobustRoofline implements LatencyDetector {
         try {
             RealVector sol = new LUDecomposition(new Array2DRowRealMatrix(a, false)).getSolver().solve(new ArrayRealVector(b, false));
             double[] out = new double[K + 1];
+            for (int f = 1; f <= K; f++) {
+                if (fixed[f]) {
+                    out[f] = learned[f];
+                }
+            }
             for (int r = 0; r < n; r++) {
                 out[idx[r]] = sol.getEntry(r);
             }
@@ -608,6 +674,10 @@ public final class RobustRoofline implements LatencyDetector {
                 }
             }
             b.putLong(referenceVersion).putDouble(drift).putLong(driftSinceNs).put((byte) (driftReported ? 1 : 0));
+            for (int f = 0; f <= K; f++) {
+                b.putDouble(known[f] ? learned[f] : Double.NaN);
+                b.putDouble(varied[f] ? Double.NaN : constantValue[f]);
+            }
             b.flip();
             out.put("h", b);
             headerDirty = false;
@@ -654,6 +724,18 @@ public final class RobustRoofline implements LatencyDetector {
         drift = h.getDouble();
         driftSinceNs = h.getLong();
         driftReported = h.get() == 1;
+        // headers written before learned costs were kept end here: those start with none known and
+        // every feature taken as varied (the old behaviour) until the next refit
+        Arrays.fill(varied, true);
+        Arrays.fill(known, false);
+        for (int f = 0; f <= K && h.remaining() >= 2 * Double.BYTES; f++) {
+            double v = h.getDouble();
+            known[f] = !Double.isNaN(v);
+            learned[f] = known[f] ? v : 0;
+            double c = h.getDouble();
+            varied[f] = Double.isNaN(c);
+            constantValue[f] = varied[f] ? 0 : c;
+        }
         for (Map.Entry<String, ByteBuffer> e : parts.entrySet()) {
             if (e.getKey().startsWith("s")) {
                 ring.restoreSlot(Integer.parseInt(e.getKey().substring(1)), e.getValue().duplicate());
@@ -666,6 +748,6 @@ public final class RobustRoofline implements LatencyDetector {
 
     @Override
     public long stateBytes() {
-        return ring.bytes() + recentAll.bytes() + (long) (K + 1) * (K + 3) * 8 + 128;
+        return ring.bytes() + recentAll.bytes() + (long) (K + 1) * (K + 5) * 8 + 128;
     }
 }
