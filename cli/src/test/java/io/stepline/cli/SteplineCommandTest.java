@@ -89,6 +89,13 @@ class SteplineCommandTest {
     }
 
     @Test
+    void detectRefusesAnExtrapolationBoundBelowTheNormalOne() {
+        Result r = run("detect", "--extrapolation-bound", "1.05");
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("extrapolationBoundRatio >= minBoundRatio, got 1.05");
+    }
+
+    @Test
     void replayWithoutStoredTopicsSaysWhatItNeeds() {
         Result r = run("replay", "--out", "x");
         assertThat(r.code()).isEqualTo(2);

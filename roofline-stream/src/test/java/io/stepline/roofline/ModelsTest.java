@@ -103,7 +103,7 @@ class ModelsTest {
         }
         Assessment slowPrefill = m.assess(stepWith(rng, id++, true, 2.5));
         assertThat(slowPrefill.verdict()).isEqualTo(Verdict.OUTLIER);
-        assertThat(slowPrefill.boundNs() / slowPrefill.expectedNs()).isEqualTo(RobustRoofline.EXTRAPOLATION_BOUND_RATIO);
+        assertThat(slowPrefill.boundNs() / slowPrefill.expectedNs()).isEqualTo(RobustRoofline.Settings.DEFAULT_EXTRAPOLATION_BOUND_RATIO);
     }
 
     @Test
@@ -208,5 +208,7 @@ class ModelsTest {
     void settingsAreValidated() {
         assertThatThrownBy(() -> new RobustRoofline.Settings(16, 10, 1, 6, 1.15, 1.45, 0, 1.1, 0, 3)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new RobustRoofline.Settings(512, 200, 64, 6, 1.5, 1.2, 0, 1.1, 0, 3)).hasMessageContaining("minBoundRatio");
+        assertThatThrownBy(() -> new RobustRoofline.Settings(512, 200, 64, 6, 1.15, 1.45, 0, 1.1, 0, 3, 1.1))
+                .hasMessageContaining("extrapolationBoundRatio");
     }
 }

@@ -38,6 +38,11 @@ public final class DetectCommand implements Callable<Integer> {
             description = "Largest bound ratio: steps this much slower than expected are always flagged (default: ${DEFAULT-VALUE}).")
     double maxBound;
 
+    @Option(names = "--extrapolation-bound", defaultValue = "" + RobustRoofline.Settings.DEFAULT_EXTRAPOLATION_BOUND_RATIO,
+            description = "Bound ratio for steps doing work the model's window has not seen lately, judged with a cost from an older fit"
+                    + " (default: ${DEFAULT-VALUE}).")
+    double extrapolationBound;
+
     @Option(names = "--drift-ratio", defaultValue = "" + RobustRoofline.Settings.DEFAULT_DRIFT_RATIO,
             description = "Current/reference model ratio that counts as a sustained regression (default: ${DEFAULT-VALUE}).")
     double driftRatio;
@@ -65,7 +70,7 @@ public final class DetectCommand implements Callable<Integer> {
             RobustRoofline.Settings d = RobustRoofline.Settings.defaults();
             DetectorConfig.Builder b = DetectorConfig.builder().commitIntervalMs(commitIntervalMs).model(model).baselineSampleRate(baselineSample)
                     .robustSettings(new RobustRoofline.Settings(d.window(), d.bootstrap(), d.refitEvery(), sigma, d.minBoundRatio(),
-                            maxBound, d.minExcessNs(), driftRatio, (long) (driftSeconds * 1e9), d.referenceAfterRefits()));
+                            maxBound, d.minExcessNs(), driftRatio, (long) (driftSeconds * 1e9), d.referenceAfterRefits(), extrapolationBound));
             if (stateDir != null) {
                 b.stateDir(stateDir);
             }

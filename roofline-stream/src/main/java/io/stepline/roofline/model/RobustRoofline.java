@@ -39,7 +39,8 @@ public final class RobustRoofline implements LatencyDetector {
 
     /** Validated tuning of the model (defaults documented on each constant). */
     public record Settings(int window, int bootstrap, int refitEvery, double sigmaMultiplier, double minBoundRatio,
-                           double maxBoundRatio, double minExcessNs, double driftRatio, long driftMinNs, int referenceAfterRefits) {
+                           double maxBoundRatio, double minExcessNs, double driftRatio, long driftMinNs, int referenceAfterRefits,
+                           double extrapolationBoundRatio) {
         /** Steps the least-squares window holds. */
         public static final int DEFAULT_WINDOW = 512;
         /** Steps seen before the first fit (WARMING_UP until then). */
@@ -53,6 +54,18 @@ public final class RobustRoofline implements LatencyDetector {
         public static final double DEFAULT_DRIFT_RATIO = 1.12;
         public static final long DEFAULT_DRIFT_MIN_NS = 20_000_000_000L;
         public static final int DEFAULT_REFERENCE_AFTER_REFITS = 3;
+        /**
+         * The bound for a step whose work the window does not exercise (its cost comes from an older
+         * fit): an extrapolation, judged with a wider margin than the window's noise.
+         */
+        public static final double DEFAULT_EXTRAPOLATION_BOUND_RATIO = 2.0;
+
+        /** The settings before the extrapolation bound existed, with its default. */
+        public Settings(int window, int bootstrap, int refitEvery, double sigmaMultiplier, double minBoundRatio,
+                        double maxBoundRatio, double minExcessNs, double driftRatio, long driftMinNs, int referenceAfterRefits) {
+            this(window, bootstrap, refitEvery, sigmaMultiplier, minBoundRatio, maxBoundRatio, minExcessNs, driftRatio, driftMinNs,
+                    referenceAfterRefits, DEFAULT_EXTRAPOLATION_BOUND_RATIO);
+        }
 
         public Settings {
             if (window < 32 || bootstrap < K + 8 || bootstrap > window || refitEvery < 1) {
@@ -64,12 +77,15 @@ public final class RobustRoofline implements LatencyDetector {
             if (!(driftRatio > 1) || driftMinNs < 0) {
                 throw new IllegalArgumentException("need driftRatio > 1 and driftMinNs >= 0");
             }
+            if (!(extrapolationBoundRatio >= minBoundRatio)) {
+                throw new IllegalArgumentException("need extrapolationBoundRatio >= minBoundRatio, got " + extrapolationBoundRatio);
+            }
         }
 
         public static Settings defaults() {
             return new Settings(DEFAULT_WINDOW, DEFAULT_BOOTSTRAP, DEFAULT_REFIT_EVERY, DEFAULT_SIGMA_MULTIPLIER,
                     DEFAULT_MIN_BOUND_RATIO, DEFAULT_MAX_BOUND_RATIO, DEFAULT_MIN_EXCESS_NS, DEFAULT_DRIFT_RATIO,
-                    DEFAULT_DRIFT_MIN_NS, DEFAULT_REFERENCE_AFTER_REFITS);
+                    DEFAULT_DRIFT_MIN_NS, DEFAULT_REFERENCE_AFTER_REFITS, DEFAULT_EXTRAPOLATION_BOUND_RATIO);
         }
     }
 
@@ -95,12 +111,6 @@ public final class RobustRoofline implements LatencyDetector {
     /** Per feature at the last refit: whether it varied in the window, and its value there if not. */
     private final boolean[] varied = new boolean[K + 1];
     private final double[] constantValue = new double[K + 1];
-
-    /**
-     * The bound for a step whose work the window does not exercise and whose cost therefore comes
-     * from an older fit: an extrapolation, judged with a wider margin than the window's noise.
-     */
-    public static final double EXTRAPOLATION_BOUND_RATIO = 2.0;
     private boolean fitted;
     private double sigma;
     private long version;
@@ -162,7 +172,7 @@ public final class RobustRoofline implements LatencyDetector {
         } else {
             double expected = predict(coef, x);
             double ratio = y / expected;
-            double boundRatio = novelty(x) == Novelty.EXTRAPOLATED ? Math.max(boundRatio(), EXTRAPOLATION_BOUND_RATIO) : boundRatio();
+            double boundRatio = novelty(x) == Novelty.EXTRAPOLATED ? Math.max(boundRatio(), s.extrapolationBoundRatio()) : boundRatio();
             double bound = expected * boundRatio;
             boolean outlier = y > bound && y - expected > s.minExcessNs();
             recentAll.add(allPoint(x, y));
