@@ -56,7 +56,7 @@ class IngestIT {
     static void start() {
         broker = EmbeddedKafkaBroker.builder().partitions(2).build().start();
         ingest = new IngestService(IngestConfig.builder().stateDir(state).reorderWindowMs(500).build()).start(broker.bootstrapServers());
-        receiver = OtlpHttpReceiver.builder(broker.bootstrapServers()).port(0).maxBodyBytes(64 * 1024).bearerToken("s3cret").build().start();
+        receiver = OtlpHttpReceiver.builder(broker.bootstrapServers()).port(0).maxMessageBytes(64 * 1024).bearerToken("s3cret").build().start();
         grpcReceiver = OtlpGrpcReceiver.builder(broker.bootstrapServers()).port(0).maxMessageBytes(64 * 1024).bearerToken("s3cret").build().start();
     }
 
@@ -139,7 +139,11 @@ class IngestIT {
 
                 @Override
                 public byte[] parse(java.io.InputStream stream) {
-                    throw new UnsupportedOperationException("requests only");
+                    try {
+                        return stream.readAllBytes();
+                    } catch (java.io.IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
                 }
             }, ProtoUtils.marshaller(ExportTraceServiceResponse.getDefaultInstance())).build();
 

@@ -37,7 +37,7 @@ public final class IngestCommand implements Callable<Integer> {
     @Option(names = "--kernels", paramLabel = "FILE", description = "Kernel batch JSON lines file to ingest (repeatable).")
     List<Path> kernels;
 
-    @Option(names = "--bind", defaultValue = OtlpHttpReceiver.DEFAULT_BIND_ADDRESS, description = "Receiver bind address (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--bind", defaultValue = io.stepline.ingest.receiver.ReceiverBuilder.DEFAULT_BIND_ADDRESS, description = "Receiver bind address (default: ${DEFAULT-VALUE}).")
     String bind;
 
     @Option(names = "--http-port", defaultValue = "" + OtlpHttpReceiver.DEFAULT_PORT, description = "OTLP/HTTP port, -1 to disable (default: ${DEFAULT-VALUE}).")
@@ -46,7 +46,7 @@ public final class IngestCommand implements Callable<Integer> {
     @Option(names = "--grpc-port", defaultValue = "" + OtlpGrpcReceiver.DEFAULT_PORT, description = "OTLP/gRPC port, -1 to disable (default: ${DEFAULT-VALUE}).")
     int grpcPort;
 
-    @Option(names = "--max-body-bytes", defaultValue = "" + OtlpHttpReceiver.DEFAULT_MAX_BODY_BYTES,
+    @Option(names = "--max-body-bytes", defaultValue = "" + io.stepline.ingest.receiver.ReceiverBuilder.DEFAULT_MAX_MESSAGE_BYTES,
             description = "Largest accepted request or gRPC message, after decompression (default: ${DEFAULT-VALUE}).")
     int maxBodyBytes;
 
@@ -121,7 +121,7 @@ public final class IngestCommand implements Callable<Integer> {
             Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
             try (IngestService svc = new IngestService(cfg.build()).start(target.bootstrapServers());
                  OtlpHttpReceiver http = httpPort < 0 ? null : OtlpHttpReceiver.builder(target.bootstrapServers())
-                         .bindAddress(bind).port(httpPort).maxBodyBytes(maxBodyBytes).bearerToken(token).build().start();
+                         .bindAddress(bind).port(httpPort).maxMessageBytes(maxBodyBytes).bearerToken(token).build().start();
                  OtlpGrpcReceiver grpc = grpcPort < 0 ? null : OtlpGrpcReceiver.builder(target.bootstrapServers())
                          .bindAddress(bind).port(grpcPort).maxMessageBytes(maxBodyBytes).bearerToken(token).build().start()) {
                 spec.commandLine().getErr().println("ingest running on " + target.bootstrapServers() + "; Ctrl-C to stop");

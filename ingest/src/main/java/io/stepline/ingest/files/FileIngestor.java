@@ -97,26 +97,7 @@ public final class FileIngestor implements AutoCloseable {
     }
 
     private Counts jsonLines(Path file, BufferedReader r) throws IOException {
-        long lines = 0;
-        long ok = 0;
-        long bad = 0;
-        String line;
-        while ((line = r.readLine()) != null) {
-            lines++;
-            if (line.isBlank()) {
-                continue;
-            }
-            byte[] bytes = line.getBytes(StandardCharsets.UTF_8);
-            try {
-                send(OtlpDecoder.json(bytes));
-                ok++;
-            } catch (Rejection e) {
-                dead(file, lines, "application/json", e, bytes);
-                bad++;
-            }
-            check();
-        }
-        return done("lines", lines, ok, bad);
+        return eachLine(file, r, line -> send(OtlpDecoder.json(line)));
     }
 
     private Counts protoFrames(Path file, InputStream in) throws IOException {
@@ -138,14 +119,12 @@ public final class FileIngestor implements AutoCloseable {
                 break;
             }
             n++;
-            try {
-                send(OtlpDecoder.protobuf(frame));
+            byte[] f = frame;
+            if (take(file, n, "application/x-protobuf", () -> send(OtlpDecoder.protobuf(f)), () -> f)) {
                 ok++;
-            } catch (Rejection e) {
-                dead(file, n, "application/x-protobuf", e, frame);
+            } else {
                 bad++;
             }
-            check();
         }
         return done("frames", n, ok, bad);
     }
@@ -165,34 +144,53 @@ public final class FileIngestor implements AutoCloseable {
 
     public Counts ingestKernels(Path file) throws IOException {
         requireReadable(file);
+        try (BufferedReader r = reader(file)) {
+            return eachLine(file, r, line -> {
+                KernelBatch kb;
+                try {
+                    kb = EventJson.fromJson(line, KernelBatch.class);
+                } catch (IllegalArgumentException e) {
+                    throw new Rejection(Rejection.BAD_KERNEL_BATCH, e.getMessage());
+                }
+                KernelBatchValidator.validate(kb);
+                producer.send(new ProducerRecord<>(Topics.KERNELS.topicName(), kb.getInstanceId(), Serdes.KERNEL_BATCH.encode(kb)), onError);
+            });
+        }
+    }
+
+    /** Feeds every non-blank line to {@code accept}; a line it rejects is dead-lettered as {@code file:line}. */
+    private Counts eachLine(Path file, BufferedReader r, java.util.function.Consumer<String> accept) throws IOException {
         long lines = 0;
         long ok = 0;
         long bad = 0;
-        try (BufferedReader r = reader(file)) {
-            String line;
-            while ((line = r.readLine()) != null) {
-                lines++;
-                if (line.isBlank()) {
-                    continue;
-                }
-                try {
-                    KernelBatch kb;
-                    try {
-                        kb = EventJson.fromJson(line, KernelBatch.class);
-                    } catch (IllegalArgumentException e) {
-                        throw new Rejection(Rejection.BAD_KERNEL_BATCH, e.getMessage());
-                    }
-                    KernelBatchValidator.validate(kb);
-                    producer.send(new ProducerRecord<>(Topics.KERNELS.topicName(), kb.getInstanceId(), Serdes.KERNEL_BATCH.encode(kb)), onError);
-                    ok++;
-                } catch (Rejection e) {
-                    dead(file, lines, "application/json", e, line.getBytes(StandardCharsets.UTF_8));
-                    bad++;
-                }
-                check();
+        String line;
+        while ((line = r.readLine()) != null) {
+            lines++;
+            if (line.isBlank()) {
+                continue;
+            }
+            String l = line;
+            if (take(file, lines, "application/json", () -> accept.accept(l), () -> l.getBytes(StandardCharsets.UTF_8))) {
+                ok++;
+            } else {
+                bad++;
             }
         }
         return done("lines", lines, ok, bad);
+    }
+
+    /** Runs {@code accept}; on a rejection dead-letters the original bytes (made only then) and says false. */
+    private boolean take(Path file, long n, String contentType, Runnable accept, java.util.function.Supplier<byte[]> original) {
+        boolean ok;
+        try {
+            accept.run();
+            ok = true;
+        } catch (Rejection e) {
+            dead(file, n, contentType, e, original.get());
+            ok = false;
+        }
+        check();
+        return ok;
     }
 
     private void dead(Path file, long n, String contentType, Rejection why, byte[] content) {

@@ -7,7 +7,6 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
-import java.util.Objects;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -38,6 +37,7 @@ import org.slf4j.LoggerFactory;
 
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.receiver.ExportStore;
+import io.stepline.ingest.receiver.ReceiverBuilder;
 import io.stepline.ingest.validation.Rejection;
 
 /**
@@ -51,10 +51,7 @@ import io.stepline.ingest.validation.Rejection;
  */
 public final class OtlpGrpcReceiver implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(OtlpGrpcReceiver.class);
-    public static final String DEFAULT_BIND_ADDRESS = "127.0.0.1";
     public static final int DEFAULT_PORT = 4317;
-    /** 4 MiB, the OpenTelemetry Collector's default for its OTLP/gRPC receiver. */
-    public static final int DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
     static final String CONTENT_TYPE = "application/grpc+proto";
 
     private static final Context.Key<String> REMOTE = Context.key("stepline-remote-address");
@@ -92,9 +89,9 @@ public final class OtlpGrpcReceiver implements AutoCloseable {
     private final AtomicLong accepted = new AtomicLong();
     private final AtomicLong rejected = new AtomicLong();
 
-    private OtlpGrpcReceiver(Builder b) {
-        this.bindAddress = b.bindAddress;
-        this.store = new ExportStore(b.bootstrapServers, "otlp-grpc", b.maxMessageBytes);
+    private OtlpGrpcReceiver(ReceiverBuilder.Settings b) {
+        this.bindAddress = b.bindAddress();
+        this.store = new ExportStore(b.bootstrapServers(), "otlp-grpc", b.maxMessageBytes());
         this.executor = Executors.newFixedThreadPool(4, r -> {
             Thread t = new Thread(r, "otlp-grpc");
             t.setDaemon(true);
@@ -106,15 +103,15 @@ public final class OtlpGrpcReceiver implements AutoCloseable {
                 .addMethod(export, ServerCalls.asyncUnaryCall(this::export)).build();
         InetSocketAddress address;
         try {
-            address = new InetSocketAddress(InetAddress.getByName(b.bindAddress), b.port);
+            address = new InetSocketAddress(InetAddress.getByName(b.bindAddress()), b.port());
         } catch (IOException e) {
             store.close();
             executor.shutdownNow();
-            throw new UncheckedIOException("cannot resolve bind address " + b.bindAddress + ": " + e.getMessage(), e);
+            throw new UncheckedIOException("cannot resolve bind address " + b.bindAddress() + ": " + e.getMessage(), e);
         }
-        this.server = NettyServerBuilder.forAddress(address).executor(executor).maxInboundMessageSize(b.maxMessageBytes)
+        this.server = NettyServerBuilder.forAddress(address).executor(executor).maxInboundMessageSize(b.maxMessageBytes())
                 .maxInboundMetadataSize(16 * 1024).maxConcurrentCallsPerConnection(64)
-                .addService(ServerInterceptors.intercept(service, new Access(b.bearerToken))).build();
+                .addService(ServerInterceptors.intercept(service, new Access(b.bearerToken()))).build();
     }
 
     public static Builder builder(String bootstrapServers) {
@@ -206,51 +203,19 @@ public final class OtlpGrpcReceiver implements AutoCloseable {
         store.close();
     }
 
-    /** Validated settings of the receiver. */
-    public static final class Builder {
-        private final String bootstrapServers;
-        private String bindAddress = DEFAULT_BIND_ADDRESS;
-        private int port = DEFAULT_PORT;
-        private int maxMessageBytes = DEFAULT_MAX_MESSAGE_BYTES;
-        private String bearerToken;
-
+    /** Validated settings of the receiver ({@link ReceiverBuilder}). */
+    public static final class Builder extends ReceiverBuilder<Builder> {
         private Builder(String bootstrapServers) {
-            this.bootstrapServers = Objects.requireNonNull(bootstrapServers);
+            super(bootstrapServers, DEFAULT_PORT);
         }
 
-        public Builder bindAddress(String a) {
-            if (a == null || a.isBlank()) {
-                throw new IllegalArgumentException("bind address must not be blank");
-            }
-            this.bindAddress = a;
-            return this;
-        }
-
-        /** 0 picks a free port. */
-        public Builder port(int port) {
-            if (port < 0 || port > 65535) {
-                throw new IllegalArgumentException("port must be in [0, 65535], got " + port);
-            }
-            this.port = port;
-            return this;
-        }
-
-        public Builder maxMessageBytes(int n) {
-            if (n < 1024 || n > 256 * 1024 * 1024) {
-                throw new IllegalArgumentException("max message size must be in [1 KiB, 256 MiB], got " + n);
-            }
-            this.maxMessageBytes = n;
-            return this;
-        }
-
-        /** Require {@code authorization: Bearer TOKEN}; null (default) accepts any client. */
-        public Builder bearerToken(String token) {
-            this.bearerToken = token == null || token.isBlank() ? null : token;
+        @Override
+        protected Builder self() {
             return this;
         }
 
         public OtlpGrpcReceiver build() {
-            return new OtlpGrpcReceiver(this);
+            return new OtlpGrpcReceiver(settings());
         }
     }
 }

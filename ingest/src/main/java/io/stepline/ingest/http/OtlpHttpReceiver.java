@@ -28,6 +28,7 @@ import org.slf4j.LoggerFactory;
 
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.receiver.ExportStore;
+import io.stepline.ingest.receiver.ReceiverBuilder;
 
 import io.stepline.ingest.validation.Rejection;
 
@@ -41,10 +42,7 @@ import io.stepline.ingest.validation.Rejection;
  */
 public final class OtlpHttpReceiver implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(OtlpHttpReceiver.class);
-    public static final String DEFAULT_BIND_ADDRESS = "127.0.0.1";
     public static final int DEFAULT_PORT = 4318;
-    /** 4 MiB, the OpenTelemetry Collector's default for its OTLP receiver. */
-    public static final int DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
     public static final String PATH = "/v1/traces";
 
     private final HttpServer server;
@@ -55,15 +53,15 @@ public final class OtlpHttpReceiver implements AutoCloseable {
     private final AtomicLong accepted = new AtomicLong();
     private final AtomicLong rejected = new AtomicLong();
 
-    private OtlpHttpReceiver(Builder b) {
-        this.maxBodyBytes = b.maxBodyBytes;
-        this.bearerToken = b.bearerToken;
-        this.store = new ExportStore(b.bootstrapServers, "otlp-http", b.maxBodyBytes);
+    private OtlpHttpReceiver(ReceiverBuilder.Settings b) {
+        this.maxBodyBytes = b.maxMessageBytes();
+        this.bearerToken = b.bearerToken();
+        this.store = new ExportStore(b.bootstrapServers(), "otlp-http", b.maxMessageBytes());
         try {
-            this.server = HttpServer.create(new InetSocketAddress(InetAddress.getByName(b.bindAddress), b.port), 64);
+            this.server = HttpServer.create(new InetSocketAddress(InetAddress.getByName(b.bindAddress()), b.port()), 64);
         } catch (IOException e) {
             store.close();
-            throw new UncheckedIOException("cannot listen on " + b.bindAddress + ":" + b.port + ": " + e.getMessage(), e);
+            throw new UncheckedIOException("cannot listen on " + b.bindAddress() + ":" + b.port() + ": " + e.getMessage(), e);
         }
         this.executor = Executors.newFixedThreadPool(4, r -> {
             Thread t = new Thread(r, "otlp-http");
@@ -252,50 +250,19 @@ public final class OtlpHttpReceiver implements AutoCloseable {
         store.close();
     }
 
-    /** Validated settings of the receiver. */
-    public static final class Builder {
-        private final String bootstrapServers;
-        private String bindAddress = DEFAULT_BIND_ADDRESS;
-        private int port = DEFAULT_PORT;
-        private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
-        private String bearerToken;
-
+    /** Validated settings of the receiver ({@link ReceiverBuilder}). */
+    public static final class Builder extends ReceiverBuilder<Builder> {
         private Builder(String bootstrapServers) {
-            this.bootstrapServers = Objects.requireNonNull(bootstrapServers);
+            super(bootstrapServers, DEFAULT_PORT);
         }
 
-        public Builder bindAddress(String a) {
-            if (a == null || a.isBlank()) {
-                throw new IllegalArgumentException("bind address must not be blank");
-            }
-            this.bindAddress = a;
-            return this;
-        }
-
-        public Builder port(int port) {
-            if (port < 0 || port > 65535) {
-                throw new IllegalArgumentException("port must be in [0, 65535], got " + port);
-            }
-            this.port = port;
-            return this;
-        }
-
-        public Builder maxBodyBytes(int n) {
-            if (n < 1024 || n > 256 * 1024 * 1024) {
-                throw new IllegalArgumentException("max body size must be in [1 KiB, 256 MiB], got " + n);
-            }
-            this.maxBodyBytes = n;
-            return this;
-        }
-
-        /** Require {@code Authorization: Bearer TOKEN}; null (default) accepts any client. */
-        public Builder bearerToken(String token) {
-            this.bearerToken = token == null || token.isBlank() ? null : token;
+        @Override
+        protected Builder self() {
             return this;
         }
 
         public OtlpHttpReceiver build() {
-            return new OtlpHttpReceiver(this);
+            return new OtlpHttpReceiver(settings());
         }
     }
 }

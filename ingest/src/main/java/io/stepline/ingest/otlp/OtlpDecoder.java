@@ -39,8 +39,12 @@ public final class OtlpDecoder {
     }
 
     public static TracesData json(byte[] bytes) {
+        return json(new String(bytes, StandardCharsets.UTF_8));
+    }
+
+    public static TracesData json(String text) {
         try {
-            return OtlpJson.read(new String(bytes, StandardCharsets.UTF_8));
+            return OtlpJson.read(text);
         } catch (IllegalArgumentException e) {
             throw new Rejection(Rejection.MALFORMED_JSON, "not OTLP/JSON traces: " + e.getMessage());
         }

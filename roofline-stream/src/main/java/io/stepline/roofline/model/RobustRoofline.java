@@ -153,6 +153,7 @@ public final class RobustRoofline implements LatencyDetector {
         boolean refitted = false;
         Assessment.Drift driftEvent = null;
         Assessment a;
+        Novelty novelty = fitted ? novelty(x) : Novelty.NONE;
         if (!fitted) {
             ring.add(point(x, y, 0));
             add(x, y, +1);
@@ -161,7 +162,7 @@ public final class RobustRoofline implements LatencyDetector {
                 refitted = true;
             }
             a = new Assessment(Verdict.WARMING_UP, Double.NaN, Double.NaN, Double.NaN, io.stepline.events.Severity.NONE, version, refitted, null);
-        } else if (novelty(x) == Novelty.UNSEEN) {
+        } else if (novelty == Novelty.UNSEEN) {
             // work of a kind no fit has seen (say the first prefill after a decode-only bootstrap): no
             // basis for a verdict; learn it, and refit so that the next such step is judged
             recentAll.add(allPoint(x, y));
@@ -172,7 +173,7 @@ public final class RobustRoofline implements LatencyDetector {
         } else {
             double expected = predict(coef, x);
             double ratio = y / expected;
-            double boundRatio = novelty(x) == Novelty.EXTRAPOLATED ? Math.max(boundRatio(), s.extrapolationBoundRatio()) : boundRatio();
+            double boundRatio = novelty == Novelty.EXTRAPOLATED ? Math.max(boundRatio(), s.extrapolationBoundRatio()) : boundRatio();
             double bound = expected * boundRatio;
             boolean outlier = y > bound && y - expected > s.minExcessNs();
             recentAll.add(allPoint(x, y));

@@ -82,7 +82,7 @@ public final class StepSpanEncoder {
     private void formA(ScopeSpans.Builder scope, StepOutput s) {
         ByteString traceId = id(16, s.instanceId().hashCode(), s.stepId(), 0);
         ByteString stepSpanId = id(8, s.instanceId().hashCode(), s.stepId(), 1);
-        Span.Builder step = Span.newBuilder().setTraceId(traceId).setSpanId(stepSpanId).setNameBytes(utf8("EngineCore::Step"))
+        Span.Builder step = Span.newBuilder().setTraceId(traceId).setSpanId(stepSpanId).setName("EngineCore::Step")
                 .setKind(Span.SpanKind.SPAN_KIND_INTERNAL).setStartTimeUnixNano(s.startNs()).setEndTimeUnixNano(s.endNs());
         batchSummary(s, step::addAttributes);
         for (StepOutput.RequestSnapshot r : s.snapshots()) {
@@ -92,7 +92,7 @@ public final class StepSpanEncoder {
         int n = 2;
         for (StepOutput.Phase p : s.phases()) {
             Span.Builder child = Span.newBuilder().setTraceId(traceId).setSpanId(id(8, s.instanceId().hashCode(), s.stepId(), n++))
-                    .setParentSpanId(stepSpanId).setNameBytes(utf8(p.name())).setKind(Span.SpanKind.SPAN_KIND_INTERNAL)
+                    .setParentSpanId(stepSpanId).setName(p.name()).setKind(Span.SpanKind.SPAN_KIND_INTERNAL)
                     .setStartTimeUnixNano(p.startNs()).setEndTimeUnixNano(p.endNs());
             if (p.rank() != null) {
                 child.addAttributes(integer("worker.rank", p.rank()));
@@ -108,7 +108,7 @@ public final class StepSpanEncoder {
                 .setSpanId(id(8, first.instanceId().hashCode(), first.stepId(), 7)).setName("scheduler_steps")
                 .setKind(Span.SpanKind.SPAN_KIND_INTERNAL).setStartTimeUnixNano(first.startNs()).setEndTimeUnixNano(last.endNs());
         for (StepOutput s : group) {
-            Span.Event.Builder ev = Span.Event.newBuilder().setNameBytes(utf8("step.BATCH_SUMMARY")).setTimeUnixNano(s.startNs());
+            Span.Event.Builder ev = Span.Event.newBuilder().setName("step.BATCH_SUMMARY").setTimeUnixNano(s.startNs());
             batchSummary(s, ev::addAttributes);
             span.addEvents(ev);
             for (StepOutput.RequestSnapshot r : s.snapshots()) {
@@ -141,7 +141,7 @@ public final class StepSpanEncoder {
     }
 
     private static Span.Event snapshot(StepOutput s, StepOutput.RequestSnapshot r) {
-        return Span.Event.newBuilder().setNameBytes(utf8("step.REQUEST_SNAPSHOT")).setTimeUnixNano(s.startNs())
+        return Span.Event.newBuilder().setName("step.REQUEST_SNAPSHOT").setTimeUnixNano(s.startNs())
                 .addAttributes(integer("step.id", s.stepId()))
                 .addAttributes(str("request.id", r.requestId()))
                 .addAttributes(str("request.phase", r.prefill() ? "PREFILL" : "DECODE"))
@@ -196,27 +196,16 @@ public final class StepSpanEncoder {
         return b.build();
     }
 
-    /*
-     * Keys and span names are a few dozen constants. Held as UTF-8 ByteStrings, protobuf writes them
-     * as they are; held as Strings, it measures and encodes every one of them again for every span
-     * (a fifth of the simulator's time with the protobuf file sink).
-     */
-    private static final Map<String, ByteString> UTF8 = new java.util.concurrent.ConcurrentHashMap<>();
-
-    private static ByteString utf8(String constant) {
-        return UTF8.computeIfAbsent(constant, ByteString::copyFromUtf8);
-    }
-
     static KeyValue str(String k, String v) {
-        return KeyValue.newBuilder().setKeyBytes(utf8(k)).setValue(AnyValue.newBuilder().setStringValue(v)).build();
+        return KeyValue.newBuilder().setKey(k).setValue(AnyValue.newBuilder().setStringValue(v)).build();
     }
 
     static KeyValue integer(String k, long v) {
-        return KeyValue.newBuilder().setKeyBytes(utf8(k)).setValue(AnyValue.newBuilder().setIntValue(v)).build();
+        return KeyValue.newBuilder().setKey(k).setValue(AnyValue.newBuilder().setIntValue(v)).build();
     }
 
     static KeyValue dbl(String k, double v) {
-        return KeyValue.newBuilder().setKeyBytes(utf8(k)).setValue(AnyValue.newBuilder().setDoubleValue(v)).build();
+        return KeyValue.newBuilder().setKey(k).setValue(AnyValue.newBuilder().setDoubleValue(v)).build();
     }
 
     /** A deterministic, non-zero id of {@code len} bytes from (a, b, c). */
