@@ -2,6 +2,7 @@ package io.stepline.simulator;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -94,6 +95,14 @@ public final class Simulation {
         }
     }
 
+    /** An episode's detail map; ordered, because Map.of iterates in an order that changes from one JVM to the next. */
+    private static Map<String, String> detail(SimulationConfig.InstanceSpec spec) {
+        Map<String, String> detail = new LinkedHashMap<>();
+        detail.put("role", spec.role());
+        detail.put("tp", String.valueOf(spec.tp()));
+        return detail;
+    }
+
     public SimulationSummary run(SimulationSink sink, Progress progress) throws IOException {
         long wallStart = System.nanoTime();
         SplittableRandom root = new SplittableRandom(cfg.seed);
@@ -119,7 +128,7 @@ public final class Simulation {
             episodes.add(FaultEpisode.newBuilder().setFaultId(f.id()).setFaultType(f.type()).setInstanceId(spec.id())
                     .setRank(f.rank()).setStartUnixNano(toNs(f.startS())).setEndUnixNano(toNs(Math.min(f.endS(), cfg.durationS)))
                     .setMagnitude(f.magnitude()).setSustained(f.sustained())
-                    .setDetail(Map.of("role", spec.role(), "tp", String.valueOf(spec.tp()))).build());
+                    .setDetail(detail(spec)).build());
         }
         sink.begin(episodes);
 

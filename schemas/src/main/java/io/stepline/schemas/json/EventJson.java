@@ -1,5 +1,7 @@
 package io.stepline.schemas.json;
 
+import java.io.IOException;
+import java.io.StringWriter;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -8,12 +10,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.avro.Schema;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.IndexedRecord;
@@ -29,7 +29,6 @@ import org.apache.avro.specific.SpecificRecord;
  */
 public final class EventJson {
     private static final ObjectMapper MAPPER = new ObjectMapper();
-    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
     private EventJson() {}
 
@@ -38,15 +37,13 @@ public final class EventJson {
     }
 
     public static String toJson(SpecificRecord record) {
-        try {
-            return MAPPER.writeValueAsString(toNode(record));
-        } catch (JsonProcessingException e) {
+        StringWriter out = new StringWriter(256);
+        try (JsonGenerator g = MAPPER.getFactory().createGenerator(out)) {
+            write(g, record.getSchema(), record);
+        } catch (IOException e) {
             throw new IllegalStateException("cannot write " + record.getSchema().getName() + " as JSON", e);
         }
-    }
-
-    public static ObjectNode toNode(IndexedRecord record) {
-        return (ObjectNode) write(record.getSchema(), record);
+        return out.toString();
     }
 
     /**
@@ -74,58 +71,74 @@ public final class EventJson {
         return record;
     }
 
-    private static JsonNode write(Schema schema, Object value) {
+    /** Streams the value: kernel batches and truth labels are written by the million, a node tree per record cost most of that. */
+    private static void write(JsonGenerator g, Schema schema, Object value) throws IOException {
         switch (schema.getType()) {
             case RECORD: {
                 IndexedRecord r = (IndexedRecord) value;
-                ObjectNode obj = NODES.objectNode();
+                g.writeStartObject();
                 for (Schema.Field f : schema.getFields()) {
-                    obj.set(f.name(), write(f.schema(), r.get(f.pos())));
+                    g.writeFieldName(f.name());
+                    write(g, f.schema(), r.get(f.pos()));
                 }
-                return obj;
+                g.writeEndObject();
+                return;
             }
             case UNION: {
                 if (value == null) {
-                    return NODES.nullNode();
+                    g.writeNull();
+                    return;
                 }
                 int branch = GenericData.get().resolveUnion(schema, value);
-                return write(schema.getTypes().get(branch), value);
+                write(g, schema.getTypes().get(branch), value);
+                return;
             }
             case NULL:
-                return NODES.nullNode();
+                g.writeNull();
+                return;
             case ARRAY: {
-                ArrayNode arr = NODES.arrayNode();
+                g.writeStartArray();
                 for (Object item : (Iterable<?>) value) {
-                    arr.add(write(schema.getElementType(), item));
+                    write(g, schema.getElementType(), item);
                 }
-                return arr;
+                g.writeEndArray();
+                return;
             }
             case MAP: {
-                ObjectNode obj = NODES.objectNode();
+                g.writeStartObject();
                 for (Map.Entry<?, ?> e : ((Map<?, ?>) value).entrySet()) {
-                    obj.set(e.getKey().toString(), write(schema.getValueType(), e.getValue()));
+                    g.writeFieldName(e.getKey().toString());
+                    write(g, schema.getValueType(), e.getValue());
                 }
-                return obj;
+                g.writeEndObject();
+                return;
             }
             case ENUM:
             case STRING:
-                return NODES.textNode(value.toString());
+                g.writeString(value.toString());
+                return;
             case BYTES: {
                 ByteBuffer buf = ((ByteBuffer) value).duplicate();
                 byte[] bytes = new byte[buf.remaining()];
                 buf.get(bytes);
-                return NODES.textNode(Base64.getEncoder().encodeToString(bytes));
+                g.writeString(Base64.getEncoder().encodeToString(bytes));
+                return;
             }
             case INT:
-                return NODES.numberNode((Integer) value);
+                g.writeNumber((Integer) value);
+                return;
             case LONG:
-                return NODES.numberNode((Long) value);
+                g.writeNumber((Long) value);
+                return;
             case FLOAT:
-                return NODES.numberNode((Float) value);
+                g.writeNumber((Float) value);
+                return;
             case DOUBLE:
-                return NODES.numberNode((Double) value);
+                g.writeNumber((Double) value);
+                return;
             case BOOLEAN:
-                return NODES.booleanNode((Boolean) value);
+                g.writeBoolean((Boolean) value);
+                return;
             default:
                 throw new IllegalStateException("unsupported Avro type " + schema.getType());
         }

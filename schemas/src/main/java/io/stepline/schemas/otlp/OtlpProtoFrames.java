@@ -21,12 +21,21 @@ public final class OtlpProtoFrames {
 
     /** Appends one frame. */
     public static void write(TracesData data, OutputStream out) throws IOException {
-        int size = data.getSerializedSize();
+        writeSize(data.getSerializedSize(), out);
+        data.writeTo(out);
+    }
+
+    /** Appends one frame holding {@code message}, the bytes of a serialised TracesData. */
+    public static void write(byte[] message, OutputStream out) throws IOException {
+        writeSize(message.length, out);
+        out.write(message);
+    }
+
+    private static void writeSize(int size, OutputStream out) throws IOException {
         out.write(size >>> 24);
         out.write(size >>> 16);
         out.write(size >>> 8);
         out.write(size);
-        data.writeTo(out);
     }
 
     /** A frame that cannot be read; the stream cannot be resynchronised after it. */

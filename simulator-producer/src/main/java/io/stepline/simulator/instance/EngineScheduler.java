@@ -59,8 +59,9 @@ public final class EngineScheduler {
 
     public ScheduledBatch schedule() {
         int budget = maxNumBatchedTokens;
-        List<Request> batch = new ArrayList<>();
-        List<Integer> tokens = new ArrayList<>();
+        int capacity = Math.min(maxNumSeqs, running.size() + waiting.size());
+        List<Request> batch = new ArrayList<>(capacity);
+        int[] tokens = new int[capacity];
         List<Request> preempted = new ArrayList<>();
         List<Request> newly = new ArrayList<>();
         List<Request> resumed = new ArrayList<>();
@@ -78,12 +79,12 @@ public final class EngineScheduler {
                     break;
                 }
             }
-            if (n == 0 || !running.contains(r)) {
+            if (n == 0 || !r.running) {
                 i--;
                 continue;
             }
+            tokens[batch.size()] = n;
             batch.add(r);
-            tokens.add(n);
             budget -= n;
         }
         // admit waiting requests
@@ -98,14 +99,15 @@ public final class EngineScheduler {
             }
             waiting.pollFirst();
             running.add(r);
+            r.running = true;
             if (r.everScheduled) {
                 resumed.add(r);
             } else {
                 r.everScheduled = true;
                 newly.add(r);
             }
+            tokens[batch.size()] = n;
             batch.add(r);
-            tokens.add(n);
             budget -= n;
         }
 
@@ -115,12 +117,11 @@ public final class EngineScheduler {
         int decodeTokens = 0;
         double attnWork = 0;
         long ctx = 0;
-        int[] sched = new int[batch.size()];
+        int[] sched = java.util.Arrays.copyOf(tokens, batch.size());
         int[] state = new int[4 * batch.size()];
         for (int i = 0; i < batch.size(); i++) {
             Request r = batch.get(i);
-            int n = tokens.get(i);
-            sched[i] = n;
+            int n = sched[i];
             state[4 * i] = r.computedTokens;
             state[4 * i + 1] = r.outputDone;
             state[4 * i + 2] = r.preemptions;
@@ -140,7 +141,7 @@ public final class EngineScheduler {
     }
 
     private void preempt(Request r) {
-        running.remove(r);
+        leaveRunning(r);
         kv.release(r);
         r.preemptions++;
         if (!r.prefilledRemotely) {
@@ -159,7 +160,7 @@ public final class EngineScheduler {
         List<Request> prefillDone = new ArrayList<>();
         for (int i = 0; i < b.running().size(); i++) {
             Request r = b.running().get(i);
-            if (!running.contains(r)) {
+            if (!r.running) {
                 continue;
             }
             if (r.inPrefill()) {
@@ -177,7 +178,7 @@ public final class EngineScheduler {
             }
         }
         for (Request r : finished) {
-            running.remove(r);
+            leaveRunning(r);
             kv.release(r);
         }
         return new StepProgress(finished, firstTokens, prefillDone);
@@ -185,8 +186,13 @@ public final class EngineScheduler {
 
     /** Removes a request whose prefill is done, to hand it to a decode instance (P/D). */
     public void handOff(Request r) {
-        running.remove(r);
+        leaveRunning(r);
         kv.release(r);
+    }
+
+    private void leaveRunning(Request r) {
+        running.remove(r);
+        r.running = false;
     }
 
     public record StepProgress(List<Request> finished, List<Request> firstTokens, List<Request> prefillDone) {}

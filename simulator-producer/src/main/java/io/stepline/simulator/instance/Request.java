@@ -16,6 +16,8 @@ public final class Request {
     boolean everScheduled;
     /** Set for decode-side requests of P/D disaggregation: prefill already done elsewhere. */
     boolean prefilledRemotely;
+    /** In its scheduler's running list: a flag, because asking the list is linear in the batch size. */
+    boolean running;
 
     public double queuedS = -1;
     public double firstScheduledS = -1;

@@ -125,11 +125,9 @@ public final class StepExecutor {
 
         long latency = endNs - startNs;
         long healthy = Math.max(1, (long) healthyTotal);
-        StepLabel label = StepLabel.newBuilder().setInstanceId(instanceId).setStepId(b.stepId()).setStartUnixNano(startNs)
-                .setLatencyNs(latency).setHealthyLatencyNs(healthy)
-                .setFaultId(fault == null ? null : fault.id())
-                .setFaultType(fault == null ? FaultType.NONE : fault.type())
-                .setMagnitude(fault == null ? null : fault.magnitude()).build();
+        // the all-fields constructor: the builder deep-copies defaults and validates, a tenth of a step's time
+        StepLabel label = new StepLabel(instanceId, b.stepId(), startNs, latency, healthy, fault == null ? null : fault.id(),
+                fault == null ? FaultType.NONE : fault.type(), fault == null ? null : fault.magnitude());
         return new Timed(latency, healthy, phases, kernels, label);
     }
 }

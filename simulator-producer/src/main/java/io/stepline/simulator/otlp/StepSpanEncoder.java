@@ -1,18 +1,12 @@
 package io.stepline.simulator.otlp;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import com.google.protobuf.ByteString;
-import io.opentelemetry.proto.common.v1.AnyValue;
-import io.opentelemetry.proto.common.v1.InstrumentationScope;
-import io.opentelemetry.proto.common.v1.KeyValue;
-import io.opentelemetry.proto.resource.v1.Resource;
-import io.opentelemetry.proto.trace.v1.ResourceSpans;
-import io.opentelemetry.proto.trace.v1.ScopeSpans;
-import io.opentelemetry.proto.trace.v1.Span;
+import com.google.protobuf.InvalidProtocolBufferException;
 import io.opentelemetry.proto.trace.v1.TracesData;
 
 import io.stepline.simulator.SimulationConfig;
@@ -28,197 +22,377 @@ import io.stepline.simulator.instance.StepOutput;
  * get an {@code llm_request} span with {@code gen_ai.*} attributes and their journey events, and
  * sampled steps carry {@code step.REQUEST_SNAPSHOT} events (§C.3). Ids derive from instance and
  * step so the output is deterministic.
+ *
+ * <p>The message is written directly in the protobuf wire format ({@link ProtoWriter}), byte for
+ * byte what protobuf-java would serialise from the same TracesData, because the simulator must
+ * outrun the fleet it imitates. An encoder is not thread-safe: it reuses one buffer.
  */
 public final class StepSpanEncoder {
     public static final String STEP_SCOPE = "vllm.scheduler.step";
     public static final String REQUEST_SCOPE = "vllm.llm_engine";
 
+    // field numbers of opentelemetry/proto/trace/v1/trace.proto, common.proto and resource.proto
+    private static final int TRACES_DATA_RESOURCE_SPANS = 1;
+    private static final int RESOURCE_SPANS_RESOURCE = 1;
+    private static final int RESOURCE_SPANS_SCOPE_SPANS = 2;
+    private static final int RESOURCE_ATTRIBUTES = 1;
+    private static final int SCOPE_SPANS_SCOPE = 1;
+    private static final int SCOPE_SPANS_SPANS = 2;
+    private static final int SCOPE_NAME = 1;
+    private static final int SPAN_TRACE_ID = 1;
+    private static final int SPAN_SPAN_ID = 2;
+    private static final int SPAN_PARENT_SPAN_ID = 4;
+    private static final int SPAN_NAME = 5;
+    private static final int SPAN_KIND = 6;
+    private static final int SPAN_START = 7;
+    private static final int SPAN_END = 8;
+    private static final int SPAN_ATTRIBUTES = 9;
+    private static final int SPAN_EVENTS = 11;
+    private static final int EVENT_TIME = 1;
+    private static final int EVENT_NAME = 2;
+    private static final int EVENT_ATTRIBUTES = 3;
+    private static final int KEY_VALUE_KEY = 1;
+    private static final int KEY_VALUE_VALUE = 2;
+    private static final int ANY_STRING = 1;
+    private static final int ANY_INT = 3;
+    private static final int ANY_DOUBLE = 4;
+    private static final int SPAN_KIND_INTERNAL = 1;
+    private static final int SPAN_KIND_SERVER = 2;
+
+    // attribute keys as the bytes of their KeyValue.key field, and span/event names, encoded once
+    private static final byte[] K_SERVICE_NAME = keyField("service.name");
+    private static final byte[] K_SERVICE_INSTANCE_ID = keyField("service.instance.id");
+    private static final byte[] K_VLLM_INSTANCE_ROLE = keyField("vllm.instance.role");
+    private static final byte[] K_VLLM_PARALLEL_TP_SIZE = keyField("vllm.parallel.tp_size");
+    private static final byte[] K_WORKER_RANK = keyField("worker.rank");
+    private static final byte[] K_STEP_ID = keyField("step.id");
+    private static final byte[] K_STEP_TS_START_NS = keyField("step.ts_start_ns");
+    private static final byte[] K_STEP_TS_END_NS = keyField("step.ts_end_ns");
+    private static final byte[] K_STEP_DURATION_US = keyField("step.duration_us");
+    private static final byte[] K_QUEUE_RUNNING_DEPTH = keyField("queue.running_depth");
+    private static final byte[] K_QUEUE_WAITING_DEPTH = keyField("queue.waiting_depth");
+    private static final byte[] K_BATCH_NUM_PREFILL_REQS = keyField("batch.num_prefill_reqs");
+    private static final byte[] K_BATCH_NUM_DECODE_REQS = keyField("batch.num_decode_reqs");
+    private static final byte[] K_BATCH_SCHEDULED_TOKENS = keyField("batch.scheduled_tokens");
+    private static final byte[] K_BATCH_PREFILL_TOKENS = keyField("batch.prefill_tokens");
+    private static final byte[] K_BATCH_DECODE_TOKENS = keyField("batch.decode_tokens");
+    private static final byte[] K_BATCH_NUM_FINISHED = keyField("batch.num_finished");
+    private static final byte[] K_BATCH_NUM_PREEMPTED = keyField("batch.num_preempted");
+    private static final byte[] K_KV_USAGE_GPU_RATIO = keyField("kv.usage_gpu_ratio");
+    private static final byte[] K_KV_BLOCKS_TOTAL_GPU = keyField("kv.blocks_total_gpu");
+    private static final byte[] K_KV_BLOCKS_FREE_GPU = keyField("kv.blocks_free_gpu");
+    private static final byte[] K_BATCH_DECODE_CONTEXT_TOKENS = keyField("batch.decode_context_tokens");
+    private static final byte[] K_REQUEST_ID = keyField("request.id");
+    private static final byte[] K_REQUEST_PHASE = keyField("request.phase");
+    private static final byte[] K_REQUEST_NUM_PROMPT_TOKENS = keyField("request.num_prompt_tokens");
+    private static final byte[] K_REQUEST_NUM_COMPUTED_TOKENS = keyField("request.num_computed_tokens");
+    private static final byte[] K_REQUEST_NUM_OUTPUT_TOKENS = keyField("request.num_output_tokens");
+    private static final byte[] K_REQUEST_NUM_PREEMPTIONS = keyField("request.num_preemptions");
+    private static final byte[] K_REQUEST_SCHEDULED_TOKENS_THIS_STEP = keyField("request.scheduled_tokens_this_step");
+    private static final byte[] K_KV_BLOCKS_ALLOCATED_GPU = keyField("kv.blocks_allocated_gpu");
+    private static final byte[] K_KV_BLOCKS_CACHED_GPU = keyField("kv.blocks_cached_gpu");
+    private static final byte[] K_REQUEST_MAX_TOKENS = keyField("request.max_tokens");
+    private static final byte[] K_GEN_AI_REQUEST_ID = keyField("gen_ai.request.id");
+    private static final byte[] K_GEN_AI_RESPONSE_MODEL = keyField("gen_ai.response.model");
+    private static final byte[] K_GEN_AI_REQUEST_MAX_TOKENS = keyField("gen_ai.request.max_tokens");
+    private static final byte[] K_GEN_AI_USAGE_PROMPT_TOKENS = keyField("gen_ai.usage.prompt_tokens");
+    private static final byte[] K_GEN_AI_USAGE_COMPLETION_TOKENS = keyField("gen_ai.usage.completion_tokens");
+    private static final byte[] K_GEN_AI_LATENCY_TIME_IN_QUEUE = keyField("gen_ai.latency.time_in_queue");
+    private static final byte[] K_GEN_AI_LATENCY_TIME_TO_FIRST_TOKEN = keyField("gen_ai.latency.time_to_first_token");
+    private static final byte[] K_GEN_AI_LATENCY_E2E = keyField("gen_ai.latency.e2e");
+    private static final byte[] K_GEN_AI_LATENCY_TIME_IN_MODEL_PREFILL = keyField("gen_ai.latency.time_in_model_prefill");
+    private static final byte[] K_GEN_AI_LATENCY_TIME_IN_MODEL_DECODE = keyField("gen_ai.latency.time_in_model_decode");
+    private static final byte[] K_EVENT_TYPE = keyField("event.type");
+    private static final byte[] K_TS_MONOTONIC = keyField("ts.monotonic");
+    private static final byte[] K_TS_MONOTONIC_NS = keyField("ts.monotonic_ns");
+    private static final byte[] K_PHASE = keyField("phase");
+    private static final byte[] K_PREFILL_DONE_TOKENS = keyField("prefill.done_tokens");
+    private static final byte[] K_PREFILL_TOTAL_TOKENS = keyField("prefill.total_tokens");
+    private static final byte[] K_DECODE_DONE_TOKENS = keyField("decode.done_tokens");
+    private static final byte[] K_DECODE_MAX_TOKENS = keyField("decode.max_tokens");
+    private static final byte[] K_NUM_PREEMPTIONS = keyField("num_preemptions");
+    private static final byte[] K_SCHEDULER_STEP = keyField("scheduler.step");
+    private static final byte[] K_SCHEDULE_KIND = keyField("schedule.kind");
+    private static final byte[] K_FINISH_STATUS = keyField("finish.status");
+    private static final byte[] N_STEP_BATCH_SUMMARY = ProtoWriter.utf8("step.BATCH_SUMMARY");
+    private static final byte[] N_STEP_REQUEST_SNAPSHOT = ProtoWriter.utf8("step.REQUEST_SNAPSHOT");
+    private static final byte[] N_ENGINECORE__STEP = ProtoWriter.utf8("EngineCore::Step");
+    private static final byte[] N_SCHEDULER_STEPS = ProtoWriter.utf8("scheduler_steps");
+    private static final byte[] N_LLM_REQUEST = ProtoWriter.utf8("llm_request");
+
     private final SimulationConfig.Form form;
+    private final ProtoWriter out = new ProtoWriter(1 << 16);
+    /** UTF-8 of recurring strings that are not constants here (phase names, instance ids, roles). */
+    private final Map<String, byte[]> utf8 = new HashMap<>();
+    private final byte[] id16 = new byte[16];
+    private final byte[] id8 = new byte[8];
+    private final byte[] parent8 = new byte[8];
 
     public StepSpanEncoder(SimulationConfig.Form form) {
         this.form = form;
     }
 
-    /** One TracesData holding the given steps (any instances), grouped by instance in first-seen order. */
-    public TracesData encode(List<StepOutput> steps) {
+    /** One TracesData message (protobuf bytes) holding the given steps (any instances), grouped by instance in first-seen order. */
+    public byte[] encodeBytes(List<StepOutput> steps) {
         Map<String, List<StepOutput>> byInstance = new LinkedHashMap<>();
         for (StepOutput s : steps) {
             byInstance.computeIfAbsent(s.instanceId(), k -> new ArrayList<>()).add(s);
         }
-        TracesData.Builder td = TracesData.newBuilder();
+        out.reset();
         for (List<StepOutput> group : byInstance.values()) {
             StepOutput first = group.get(0);
-            ResourceSpans.Builder rs = td.addResourceSpansBuilder().setResource(resource(first));
-            ScopeSpans.Builder stepScope = rs.addScopeSpansBuilder().setScope(InstrumentationScope.newBuilder().setName(STEP_SCOPE));
-            ScopeSpans.Builder reqScope = null;
+            int rs = out.begin(TRACES_DATA_RESOURCE_SPANS);
+            resource(first);
+            int scope = beginScope(STEP_SCOPE);
             if (form == SimulationConfig.Form.A) {
                 for (StepOutput s : group) {
-                    formA(stepScope, s);
+                    formA(s);
                 }
             } else {
-                formB(stepScope, group);
+                formB(group);
             }
+            out.end(scope);
+            scope = -1;
             for (StepOutput s : group) {
                 for (Request r : s.finishedRequests()) {
-                    if (reqScope == null) {
-                        reqScope = rs.addScopeSpansBuilder().setScope(InstrumentationScope.newBuilder().setName(REQUEST_SCOPE));
+                    if (scope < 0) {
+                        scope = beginScope(REQUEST_SCOPE);
                     }
-                    reqScope.addSpans(llmRequest(s, r));
+                    llmRequest(s, r);
                 }
             }
+            if (scope >= 0) {
+                out.end(scope);
+            }
+            out.end(rs);
         }
-        return td.build();
+        return out.toByteArray();
     }
 
-    private static Resource resource(StepOutput s) {
-        return Resource.newBuilder()
-                .addAttributes(str("service.name", "vllm"))
-                .addAttributes(str("service.instance.id", s.instanceId()))
-                .addAttributes(str("vllm.instance.role", s.role()))
-                .addAttributes(integer("vllm.parallel.tp_size", s.tp()))
-                .build();
+    /** The same message as protobuf-java objects (for the OTLP/JSON form, which is written from them). */
+    public TracesData encode(List<StepOutput> steps) {
+        try {
+            return TracesData.parseFrom(encodeBytes(steps));
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalStateException("the span encoder wrote a message protobuf cannot read", e);
+        }
     }
 
-    private void formA(ScopeSpans.Builder scope, StepOutput s) {
-        ByteString traceId = id(16, s.instanceId().hashCode(), s.stepId(), 0);
-        ByteString stepSpanId = id(8, s.instanceId().hashCode(), s.stepId(), 1);
-        Span.Builder step = Span.newBuilder().setTraceId(traceId).setSpanId(stepSpanId).setName("EngineCore::Step")
-                .setKind(Span.SpanKind.SPAN_KIND_INTERNAL).setStartTimeUnixNano(s.startNs()).setEndTimeUnixNano(s.endNs());
-        batchSummary(s, step::addAttributes);
+    private int beginScope(String name) {
+        int scope = out.begin(RESOURCE_SPANS_SCOPE_SPANS);
+        int is = out.begin(SCOPE_SPANS_SCOPE);
+        out.bytesField(SCOPE_NAME, bytes(name));
+        out.end(is);
+        return scope;
+    }
+
+    private void resource(StepOutput s) {
+        int res = out.begin(RESOURCE_SPANS_RESOURCE);
+        str(RESOURCE_ATTRIBUTES, K_SERVICE_NAME, "vllm");
+        str(RESOURCE_ATTRIBUTES, K_SERVICE_INSTANCE_ID, s.instanceId());
+        str(RESOURCE_ATTRIBUTES, K_VLLM_INSTANCE_ROLE, s.role());
+        integer(RESOURCE_ATTRIBUTES, K_VLLM_PARALLEL_TP_SIZE, s.tp());
+        out.end(res);
+    }
+
+    private void formA(StepOutput s) {
+        int inst = s.instanceId().hashCode();
+        id(id16, inst, s.stepId(), 0);
+        id(parent8, inst, s.stepId(), 1);
+        int span = out.begin(SCOPE_SPANS_SPANS);
+        spanHeader(id16, parent8, null, N_ENGINECORE__STEP, SPAN_KIND_INTERNAL, s.startNs(), s.endNs());
+        batchSummary(SPAN_ATTRIBUTES, s);
         for (StepOutput.RequestSnapshot r : s.snapshots()) {
-            step.addEvents(snapshot(s, r));
+            snapshot(s, r);
         }
-        scope.addSpans(step);
+        out.end(span);
         int n = 2;
         for (StepOutput.Phase p : s.phases()) {
-            Span.Builder child = Span.newBuilder().setTraceId(traceId).setSpanId(id(8, s.instanceId().hashCode(), s.stepId(), n++))
-                    .setParentSpanId(stepSpanId).setName(p.name()).setKind(Span.SpanKind.SPAN_KIND_INTERNAL)
-                    .setStartTimeUnixNano(p.startNs()).setEndTimeUnixNano(p.endNs());
+            id(id8, inst, s.stepId(), n++);
+            int child = out.begin(SCOPE_SPANS_SPANS);
+            spanHeader(id16, id8, parent8, bytes(p.name()), SPAN_KIND_INTERNAL, p.startNs(), p.endNs());
             if (p.rank() != null) {
-                child.addAttributes(integer("worker.rank", p.rank()));
+                integer(SPAN_ATTRIBUTES, K_WORKER_RANK, p.rank());
             }
-            scope.addSpans(child);
+            out.end(child);
         }
     }
 
-    private void formB(ScopeSpans.Builder scope, List<StepOutput> group) {
+    private void formB(List<StepOutput> group) {
         StepOutput first = group.get(0);
         StepOutput last = group.get(group.size() - 1);
-        Span.Builder span = Span.newBuilder().setTraceId(id(16, first.instanceId().hashCode(), first.stepId(), 7))
-                .setSpanId(id(8, first.instanceId().hashCode(), first.stepId(), 7)).setName("scheduler_steps")
-                .setKind(Span.SpanKind.SPAN_KIND_INTERNAL).setStartTimeUnixNano(first.startNs()).setEndTimeUnixNano(last.endNs());
+        int inst = first.instanceId().hashCode();
+        id(id16, inst, first.stepId(), 7);
+        id(id8, inst, first.stepId(), 7);
+        int span = out.begin(SCOPE_SPANS_SPANS);
+        spanHeader(id16, id8, null, N_SCHEDULER_STEPS, SPAN_KIND_INTERNAL, first.startNs(), last.endNs());
         for (StepOutput s : group) {
-            Span.Event.Builder ev = Span.Event.newBuilder().setName("step.BATCH_SUMMARY").setTimeUnixNano(s.startNs());
-            batchSummary(s, ev::addAttributes);
-            span.addEvents(ev);
+            int ev = out.begin(SPAN_EVENTS);
+            out.fixed64Field(EVENT_TIME, s.startNs());
+            out.bytesField(EVENT_NAME, N_STEP_BATCH_SUMMARY);
+            batchSummary(EVENT_ATTRIBUTES, s);
+            out.end(ev);
             for (StepOutput.RequestSnapshot r : s.snapshots()) {
-                span.addEvents(snapshot(s, r));
+                snapshot(s, r);
             }
         }
-        scope.addSpans(span);
+        out.end(span);
+    }
+
+    /** Span fields 1 to 8 (trace state left empty). */
+    private void spanHeader(byte[] traceId, byte[] spanId, byte[] parentId, byte[] name, int kind, long startNs, long endNs) {
+        out.bytesField(SPAN_TRACE_ID, traceId);
+        out.bytesField(SPAN_SPAN_ID, spanId);
+        if (parentId != null) {
+            out.bytesField(SPAN_PARENT_SPAN_ID, parentId);
+        }
+        out.bytesField(SPAN_NAME, name);
+        out.varintField(SPAN_KIND, kind);
+        out.fixed64Field(SPAN_START, startNs);
+        out.fixed64Field(SPAN_END, endNs);
     }
 
     /** The §C.2 attributes (plus our batch.decode_context_tokens) of a step. */
-    private static void batchSummary(StepOutput s, java.util.function.Consumer<KeyValue> add) {
+    private void batchSummary(int field, StepOutput s) {
         ScheduledBatch b = s.batch();
-        add.accept(integer("step.id", s.stepId()));
-        add.accept(integer("step.ts_start_ns", s.monoStartNs()));
-        add.accept(integer("step.ts_end_ns", s.scheduleEndMonoNs()));
-        add.accept(integer("step.duration_us", (s.scheduleEndMonoNs() - s.monoStartNs()) / 1000));
-        add.accept(integer("queue.running_depth", b.runningDepth()));
-        add.accept(integer("queue.waiting_depth", b.waitingDepth()));
-        add.accept(integer("batch.num_prefill_reqs", b.numPrefillReqs()));
-        add.accept(integer("batch.num_decode_reqs", b.numDecodeReqs()));
-        add.accept(integer("batch.scheduled_tokens", b.scheduledTotal()));
-        add.accept(integer("batch.prefill_tokens", b.prefillTokens()));
-        add.accept(integer("batch.decode_tokens", b.decodeTokens()));
-        add.accept(integer("batch.num_finished", s.numFinished()));
-        add.accept(integer("batch.num_preempted", b.preempted().size()));
-        add.accept(dbl("kv.usage_gpu_ratio", s.kvUsage()));
-        add.accept(integer("kv.blocks_total_gpu", s.kvBlocksTotal()));
-        add.accept(integer("kv.blocks_free_gpu", s.kvBlocksFree()));
-        add.accept(integer("batch.decode_context_tokens", b.decodeContextTokens()));
+        integer(field, K_STEP_ID, s.stepId());
+        integer(field, K_STEP_TS_START_NS, s.monoStartNs());
+        integer(field, K_STEP_TS_END_NS, s.scheduleEndMonoNs());
+        integer(field, K_STEP_DURATION_US, (s.scheduleEndMonoNs() - s.monoStartNs()) / 1000);
+        integer(field, K_QUEUE_RUNNING_DEPTH, b.runningDepth());
+        integer(field, K_QUEUE_WAITING_DEPTH, b.waitingDepth());
+        integer(field, K_BATCH_NUM_PREFILL_REQS, b.numPrefillReqs());
+        integer(field, K_BATCH_NUM_DECODE_REQS, b.numDecodeReqs());
+        integer(field, K_BATCH_SCHEDULED_TOKENS, b.scheduledTotal());
+        integer(field, K_BATCH_PREFILL_TOKENS, b.prefillTokens());
+        integer(field, K_BATCH_DECODE_TOKENS, b.decodeTokens());
+        integer(field, K_BATCH_NUM_FINISHED, s.numFinished());
+        integer(field, K_BATCH_NUM_PREEMPTED, b.preempted().size());
+        dbl(field, K_KV_USAGE_GPU_RATIO, s.kvUsage());
+        integer(field, K_KV_BLOCKS_TOTAL_GPU, s.kvBlocksTotal());
+        integer(field, K_KV_BLOCKS_FREE_GPU, s.kvBlocksFree());
+        integer(field, K_BATCH_DECODE_CONTEXT_TOKENS, b.decodeContextTokens());
     }
 
-    private static Span.Event snapshot(StepOutput s, StepOutput.RequestSnapshot r) {
-        return Span.Event.newBuilder().setName("step.REQUEST_SNAPSHOT").setTimeUnixNano(s.startNs())
-                .addAttributes(integer("step.id", s.stepId()))
-                .addAttributes(str("request.id", r.requestId()))
-                .addAttributes(str("request.phase", r.prefill() ? "PREFILL" : "DECODE"))
-                .addAttributes(integer("request.num_prompt_tokens", r.promptTokens()))
-                .addAttributes(integer("request.num_computed_tokens", r.computedTokens()))
-                .addAttributes(integer("request.num_output_tokens", r.outputTokens()))
-                .addAttributes(integer("request.num_preemptions", r.preemptions()))
-                .addAttributes(integer("request.scheduled_tokens_this_step", r.scheduledTokens()))
-                .addAttributes(integer("kv.blocks_allocated_gpu", r.blocksAllocated()))
-                .addAttributes(integer("kv.blocks_cached_gpu", r.blocksCached()))
-                .addAttributes(integer("request.max_tokens", r.maxTokens()))
-                .build();
+    private void snapshot(StepOutput s, StepOutput.RequestSnapshot r) {
+        int ev = out.begin(SPAN_EVENTS);
+        out.fixed64Field(EVENT_TIME, s.startNs());
+        out.bytesField(EVENT_NAME, N_STEP_REQUEST_SNAPSHOT);
+        integer(EVENT_ATTRIBUTES, K_STEP_ID, s.stepId());
+        str(EVENT_ATTRIBUTES, K_REQUEST_ID, ProtoWriter.utf8(r.requestId()));
+        str(EVENT_ATTRIBUTES, K_REQUEST_PHASE, r.prefill() ? "PREFILL" : "DECODE");
+        integer(EVENT_ATTRIBUTES, K_REQUEST_NUM_PROMPT_TOKENS, r.promptTokens());
+        integer(EVENT_ATTRIBUTES, K_REQUEST_NUM_COMPUTED_TOKENS, r.computedTokens());
+        integer(EVENT_ATTRIBUTES, K_REQUEST_NUM_OUTPUT_TOKENS, r.outputTokens());
+        integer(EVENT_ATTRIBUTES, K_REQUEST_NUM_PREEMPTIONS, r.preemptions());
+        integer(EVENT_ATTRIBUTES, K_REQUEST_SCHEDULED_TOKENS_THIS_STEP, r.scheduledTokens());
+        integer(EVENT_ATTRIBUTES, K_KV_BLOCKS_ALLOCATED_GPU, r.blocksAllocated());
+        integer(EVENT_ATTRIBUTES, K_KV_BLOCKS_CACHED_GPU, r.blocksCached());
+        integer(EVENT_ATTRIBUTES, K_REQUEST_MAX_TOKENS, r.maxTokens());
+        out.end(ev);
     }
 
-    private static Span llmRequest(StepOutput s, Request r) {
+    private void llmRequest(StepOutput s, Request r) {
         long start = s.endNs() - Math.round((r.finishedS - r.arrivalS) * 1e9);
-        Span.Builder b = Span.newBuilder().setTraceId(id(16, r.id.hashCode(), 0, 3)).setSpanId(id(8, r.id.hashCode(), 0, 3))
-                .setName("llm_request").setKind(Span.SpanKind.SPAN_KIND_SERVER)
-                .setStartTimeUnixNano(start).setEndTimeUnixNano(s.endNs())
-                .addAttributes(str("gen_ai.request.id", r.id))
-                .addAttributes(str("gen_ai.response.model", "meta-llama/Llama-2-7b-hf"))
-                .addAttributes(integer("gen_ai.request.max_tokens", r.outputTokens))
-                .addAttributes(integer("gen_ai.usage.prompt_tokens", r.promptTokens))
-                .addAttributes(integer("gen_ai.usage.completion_tokens", r.outputDone()))
-                .addAttributes(dbl("gen_ai.latency.time_in_queue", Math.max(0, r.firstScheduledS - r.queuedS)))
-                .addAttributes(dbl("gen_ai.latency.time_to_first_token", r.firstTokenS - r.arrivalS))
-                .addAttributes(dbl("gen_ai.latency.e2e", r.finishedS - r.arrivalS))
-                .addAttributes(dbl("gen_ai.latency.time_in_model_prefill", Math.max(0, r.firstTokenS - r.firstScheduledS)))
-                .addAttributes(dbl("gen_ai.latency.time_in_model_decode", r.finishedS - r.firstTokenS));
+        int h = r.id.hashCode();
+        id(id16, h, 0, 3);
+        id(id8, h, 0, 3);
+        int span = out.begin(SCOPE_SPANS_SPANS);
+        spanHeader(id16, id8, null, N_LLM_REQUEST, SPAN_KIND_SERVER, start, s.endNs());
+        str(SPAN_ATTRIBUTES, K_GEN_AI_REQUEST_ID, ProtoWriter.utf8(r.id));
+        str(SPAN_ATTRIBUTES, K_GEN_AI_RESPONSE_MODEL, "meta-llama/Llama-2-7b-hf");
+        integer(SPAN_ATTRIBUTES, K_GEN_AI_REQUEST_MAX_TOKENS, r.outputTokens);
+        integer(SPAN_ATTRIBUTES, K_GEN_AI_USAGE_PROMPT_TOKENS, r.promptTokens);
+        integer(SPAN_ATTRIBUTES, K_GEN_AI_USAGE_COMPLETION_TOKENS, r.outputDone());
+        dbl(SPAN_ATTRIBUTES, K_GEN_AI_LATENCY_TIME_IN_QUEUE, Math.max(0, r.firstScheduledS - r.queuedS));
+        dbl(SPAN_ATTRIBUTES, K_GEN_AI_LATENCY_TIME_TO_FIRST_TOKEN, r.firstTokenS - r.arrivalS);
+        dbl(SPAN_ATTRIBUTES, K_GEN_AI_LATENCY_E2E, r.finishedS - r.arrivalS);
+        dbl(SPAN_ATTRIBUTES, K_GEN_AI_LATENCY_TIME_IN_MODEL_PREFILL, Math.max(0, r.firstTokenS - r.firstScheduledS));
+        dbl(SPAN_ATTRIBUTES, K_GEN_AI_LATENCY_TIME_IN_MODEL_DECODE, r.finishedS - r.firstTokenS);
         for (StepOutput.JourneyEvent j : r.journey) {
-            Span.Event.Builder ev = Span.Event.newBuilder().setName("journey." + j.type()).setTimeUnixNano(j.timeNs())
-                    .addAttributes(str("event.type", j.type()))
-                    .addAttributes(dbl("ts.monotonic", j.monoNs() / 1e9))
-                    .addAttributes(integer("ts.monotonic_ns", j.monoNs()))
-                    .addAttributes(str("phase", j.phase()))
-                    .addAttributes(integer("prefill.done_tokens", j.prefillDone()))
-                    .addAttributes(integer("prefill.total_tokens", r.promptTokens))
-                    .addAttributes(integer("decode.done_tokens", j.decodeDone()))
-                    .addAttributes(integer("decode.max_tokens", r.outputTokens))
-                    .addAttributes(integer("num_preemptions", j.preemptions()));
+            int ev = out.begin(SPAN_EVENTS);
+            out.fixed64Field(EVENT_TIME, j.timeNs());
+            out.bytesField(EVENT_NAME, bytes("journey." + j.type()));
+            str(EVENT_ATTRIBUTES, K_EVENT_TYPE, j.type());
+            dbl(EVENT_ATTRIBUTES, K_TS_MONOTONIC, j.monoNs() / 1e9);
+            integer(EVENT_ATTRIBUTES, K_TS_MONOTONIC_NS, j.monoNs());
+            str(EVENT_ATTRIBUTES, K_PHASE, j.phase());
+            integer(EVENT_ATTRIBUTES, K_PREFILL_DONE_TOKENS, j.prefillDone());
+            integer(EVENT_ATTRIBUTES, K_PREFILL_TOTAL_TOKENS, r.promptTokens);
+            integer(EVENT_ATTRIBUTES, K_DECODE_DONE_TOKENS, j.decodeDone());
+            integer(EVENT_ATTRIBUTES, K_DECODE_MAX_TOKENS, r.outputTokens);
+            integer(EVENT_ATTRIBUTES, K_NUM_PREEMPTIONS, j.preemptions());
             if (j.stepId() >= 0) {
-                ev.addAttributes(integer("scheduler.step", j.stepId()));
+                integer(EVENT_ATTRIBUTES, K_SCHEDULER_STEP, j.stepId());
             }
             if (j.scheduleKind() != null) {
-                ev.addAttributes(str("schedule.kind", j.scheduleKind()));
+                str(EVENT_ATTRIBUTES, K_SCHEDULE_KIND, j.scheduleKind());
             }
             if (j.type().equals("FINISHED")) {
-                ev.addAttributes(str("finish.status", "length"));
+                str(EVENT_ATTRIBUTES, K_FINISH_STATUS, "length");
             }
-            b.addEvents(ev);
+            out.end(ev);
         }
-        return b.build();
+        out.end(span);
     }
 
-    static KeyValue str(String k, String v) {
-        return KeyValue.newBuilder().setKey(k).setValue(AnyValue.newBuilder().setStringValue(v)).build();
+    /** A KeyValue with an int_value; its length is known up front, so nothing moves. */
+    private void integer(int field, byte[] k, long v) {
+        int any = 1 + ProtoWriter.varintSize(v);
+        kvHeader(field, k, any);
+        out.tag(ANY_INT, ProtoWriter.VARINT);
+        out.varint(v);
     }
 
-    static KeyValue integer(String k, long v) {
-        return KeyValue.newBuilder().setKey(k).setValue(AnyValue.newBuilder().setIntValue(v)).build();
+    private void dbl(int field, byte[] k, double v) {
+        kvHeader(field, k, 9);
+        out.tag(ANY_DOUBLE, ProtoWriter.FIXED64);
+        out.fixed64(Double.doubleToRawLongBits(v));
     }
 
-    static KeyValue dbl(String k, double v) {
-        return KeyValue.newBuilder().setKey(k).setValue(AnyValue.newBuilder().setDoubleValue(v)).build();
+    /** A KeyValue with a string_value from the simulator's recurring strings (names, ids of instances, phases). */
+    private void str(int field, byte[] k, String v) {
+        str(field, k, bytes(v));
     }
 
-    /** A deterministic, non-zero id of {@code len} bytes from (a, b, c). */
-    static ByteString id(int len, long a, long b, long c) {
-        byte[] out = new byte[len];
+    private void str(int field, byte[] k, byte[] b) {
+        kvHeader(field, k, 1 + ProtoWriter.varintSize(b.length) + b.length);
+        // a oneof member is written even when empty
+        out.tag(ANY_STRING, ProtoWriter.LEN);
+        out.varint(b.length);
+        out.raw(b);
+    }
+
+    private void kvHeader(int field, byte[] keyField, int anyLen) {
+        int kvLen = keyField.length + 1 + ProtoWriter.varintSize(anyLen) + anyLen;
+        out.tag(field, ProtoWriter.LEN);
+        out.varint(kvLen);
+        out.raw(keyField);
+        out.tag(KEY_VALUE_VALUE, ProtoWriter.LEN);
+        out.varint(anyLen);
+    }
+
+    /** The KeyValue.key field (tag, length, UTF-8) of an attribute key. */
+    private static byte[] keyField(String key) {
+        ProtoWriter w = new ProtoWriter(key.length() + 8);
+        w.stringField(KEY_VALUE_KEY, key);
+        return w.toByteArray();
+    }
+
+    /** UTF-8 of the simulator's recurring strings (span and event names, instance ids, roles, phases); request ids are not kept. */
+    private byte[] bytes(String s) {
+        return utf8.computeIfAbsent(s, ProtoWriter::utf8);
+    }
+
+    /** Fills {@code out} with a deterministic, non-zero id from (a, b, c). */
+    static void id(byte[] out, long a, long b, long c) {
         long x = a * 0x9E3779B97F4A7C15L ^ b * 0xC2B2AE3D27D4EB4FL ^ c * 0x165667B19E3779F9L;
-        for (int i = 0; i < len; i++) {
+        for (int i = 0; i < out.length; i++) {
             x ^= x >>> 33;
             x *= 0xFF51AFD7ED558CCDL;
             x ^= x >>> 29;
             out[i] = (byte) x;
         }
         out[0] |= 1;
-        return ByteString.copyFrom(out);
     }
 }

@@ -9,9 +9,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
-
-import io.opentelemetry.proto.trace.v1.TracesData;
 
 import io.stepline.events.FaultEpisode;
 import io.stepline.events.KernelBatch;
@@ -60,7 +57,8 @@ public final class FileSink implements SimulationSink {
     private final BufferedWriter batches;
     private final BufferedWriter requests;
     private final List<StepOutput> pending = new ArrayList<>();
-    private final BackgroundTraceWriter<List<StepOutput>> background;
+    /** Spans, kernel batches, and the other records each written on a thread of their own, in step order. */
+    private final List<BackgroundTraceWriter<List<StepOutput>>> writers;
     private final StringBuilder line = new StringBuilder(256);
 
     public FileSink(Path dir, SimulationConfig.Form form, int stepsPerLine) throws IOException {
@@ -79,13 +77,15 @@ public final class FileSink implements SimulationSink {
             this.traces = writer(TRACES);
             this.protoTraces = null;
         }
-        this.background = new BackgroundTraceWriter<>("stepline-file-sink-traces", this::write);
         this.kernels = writer(KERNELS);
         this.truth = writer(TRUTH_STEPS);
         this.batches = writer(BATCH_METRICS);
         this.requests = writer(REQUEST_METRICS);
         batches.write("instance,step_id,start_unix_nano,latency_ns,healthy_latency_ns,num_prefill_reqs,num_decode_reqs,prefill_tokens,decode_tokens,decode_context_tokens,kv_usage,fault_type\n");
         requests.write("request_id,instance,arrival_s,prompt_tokens,output_tokens,ttft_s,tpot_s,e2e_s,preemptions\n");
+        this.writers = List.of(new BackgroundTraceWriter<>("stepline-file-sink-traces", this::writeTraces),
+                new BackgroundTraceWriter<>("stepline-file-sink-kernels", this::writeKernels),
+                new BackgroundTraceWriter<>("stepline-file-sink-records", this::writeRecords));
     }
 
     private BufferedWriter writer(String name) throws IOException {
@@ -108,6 +108,16 @@ public final class FileSink implements SimulationSink {
         if (pending.size() >= stepsPerLine) {
             flushTraces();
         }
+    }
+
+    /** On the records writer's thread: truth labels, batch metrics lines and finished requests of these steps. */
+    private void writeRecords(List<StepOutput> steps) throws IOException {
+        for (StepOutput s : steps) {
+            writeRecords(s);
+        }
+    }
+
+    private void writeRecords(StepOutput s) throws IOException {
         truth.write(EventJson.toJson(s.label()));
         truth.write('\n');
         var b = s.batch();
@@ -116,44 +126,53 @@ public final class FileSink implements SimulationSink {
         line.append(s.instanceId()).append(',').append(s.stepId()).append(',').append(s.startNs()).append(',')
                 .append(s.label().getLatencyNs()).append(',').append(s.label().getHealthyLatencyNs()).append(',')
                 .append(b.numPrefillReqs()).append(',').append(b.numDecodeReqs()).append(',').append(b.prefillTokens()).append(',')
-                .append(b.decodeTokens()).append(',').append(b.decodeContextTokens()).append(',').append(fixed4(s.kvUsage())).append(',')
+                .append(b.decodeTokens()).append(',').append(b.decodeContextTokens()).append(',').append(fixed(s.kvUsage(), 4)).append(',')
                 .append(s.label().getFaultType()).append(System.lineSeparator());
         batches.append(line);
         for (var r : s.finishedRequests()) {
-            requests.write(String.format(Locale.ROOT, "%s,%s,%.6f,%d,%d,%.6f,%s,%.6f,%d%n", r.id, s.instanceId(), r.arrivalS, r.promptTokens,
-                    r.outputTokens, r.firstTokenS - r.arrivalS,
-                    r.outputTokens > 1 ? String.format(Locale.ROOT, "%.6f", (r.finishedS - r.firstTokenS) / (r.outputTokens - 1)) : "",
-                    r.finishedS - r.arrivalS, r.preemptions()));
+            line.setLength(0);
+            line.append(r.id).append(',').append(s.instanceId()).append(',').append(fixed(r.arrivalS, 6)).append(',')
+                    .append(r.promptTokens).append(',').append(r.outputTokens).append(',').append(fixed(r.firstTokenS - r.arrivalS, 6)).append(',')
+                    .append(r.outputTokens > 1 ? fixed((r.finishedS - r.firstTokenS) / (r.outputTokens - 1), 6) : "").append(',')
+                    .append(fixed(r.finishedS - r.arrivalS, 6)).append(',').append(r.preemptions()).append(System.lineSeparator());
+            requests.append(line);
         }
     }
 
-    /** {@code %.4f} without a Formatter (same HALF_UP rounding). */
-    static String fixed4(double v) {
-        return java.math.BigDecimal.valueOf(v).setScale(4, java.math.RoundingMode.HALF_UP).toPlainString();
+    /** {@code %.<scale>f} without a Formatter (same HALF_UP rounding of the shortest decimal form). */
+    static String fixed(double v, int scale) {
+        return java.math.BigDecimal.valueOf(v).setScale(scale, java.math.RoundingMode.HALF_UP).toPlainString();
     }
 
     private void flushTraces() throws IOException {
         if (pending.isEmpty()) {
             return;
         }
-        // encoding (building the protobuf objects) is most of the cost, so it goes to the writer thread too
-        background.submit(List.copyOf(pending));
+        // encoding the spans and formatting the records each cost about as much as simulating (the
+        // kernel batches far more): each gets a thread of its own, so that this thread only simulates
+        List<StepOutput> steps = List.copyOf(pending);
+        for (BackgroundTraceWriter<List<StepOutput>> w : writers) {
+            w.submit(steps);
+        }
         pending.clear();
     }
 
-    /** On the background writer's thread: one message with these steps' spans, and their kernel batches. */
-    private void write(List<StepOutput> steps) throws IOException {
+    /** On the kernel writer's thread: these steps' kernel batches. */
+    private void writeKernels(List<StepOutput> steps) throws IOException {
         for (StepOutput s : steps) {
             for (KernelBatch kb : s.kernels()) {
                 kernels.write(EventJson.toJson(kb));
                 kernels.write('\n');
             }
         }
-        TracesData td = encoder.encode(steps);
+    }
+
+    /** On the trace writer's thread: one message with these steps' spans. */
+    private void writeTraces(List<StepOutput> steps) throws IOException {
         if (protoTraces != null) {
-            OtlpProtoFrames.write(td, protoTraces);
+            OtlpProtoFrames.write(encoder.encodeBytes(steps), protoTraces);
         } else {
-            OtlpJson.write(td, traces);
+            OtlpJson.write(encoder.encode(steps), traces);
             traces.write('\n');
         }
     }
@@ -161,7 +180,17 @@ public final class FileSink implements SimulationSink {
     @Override
     public void drain() throws IOException {
         flushTraces();
-        background.close();
+        IOException first = null;
+        for (BackgroundTraceWriter<List<StepOutput>> w : writers) {
+            try {
+                w.close();
+            } catch (IOException e) {
+                first = first == null ? e : first;
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
     }
 
     @Override

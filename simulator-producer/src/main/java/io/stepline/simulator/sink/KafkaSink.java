@@ -93,7 +93,7 @@ public final class KafkaSink implements SimulationSink {
      */
     private void flushSpans(String instance, List<StepOutput> steps) {
         if (!steps.isEmpty()) {
-            send(Topics.OTLP_SPANS.topicName(), instance, encoder.encode(steps).toByteArray(), null);
+            send(Topics.OTLP_SPANS.topicName(), instance, encoder.encodeBytes(steps), null);
             steps.clear();
         }
     }

@@ -41,7 +41,7 @@ public final class OtlpHttpSink implements SimulationSink {
         }
         HttpRequest req = HttpRequest.newBuilder(endpoint).timeout(Duration.ofSeconds(30))
                 .header("Content-Type", "application/x-protobuf")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(encoder.encode(pending).toByteArray())).build();
+                .POST(HttpRequest.BodyPublishers.ofByteArray(encoder.encodeBytes(pending))).build();
         try {
             HttpResponse<String> resp = http.send(req, HttpResponse.BodyHandlers.ofString());
             if (resp.statusCode() / 100 != 2) {
