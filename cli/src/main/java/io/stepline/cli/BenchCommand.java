@@ -74,11 +74,15 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--out", description = "Also write the figures as JSON to this file.")
     Path out;
 
-    /** What the throughput phase runs on the spans. */
-    enum Stage { ingest, pipeline }
+    /** What the throughput phase measures. */
+    enum Stage { ingest, detect, pipeline }
+
+    private static final Map<Stage, String> STAGE_NAMES = Map.of(Stage.ingest, "ingest", Stage.detect, "detector", Stage.pipeline, "ingest + detector");
 
     @Option(names = "--stage", defaultValue = "pipeline",
-            description = "ingest: otlp_spans -> stepline.steps only; pipeline: ingest + detector to verdicts (default: ${DEFAULT-VALUE}).")
+            description = {"ingest: otlp_spans -> stepline.steps, against a plain consumer of otlp_spans;",
+                "detect: stepline.steps (+ stepline.kernels) -> verdicts, against a plain consumer of stepline.steps (+ kernels), ingested first;",
+                "pipeline: ingest + detector from otlp_spans to verdicts (default: ${DEFAULT-VALUE})."})
     Stage stage;
 
     @Option(names = "--commit-interval-ms", defaultValue = "" + IngestConfig.DEFAULT_COMMIT_INTERVAL_MS,
@@ -95,7 +99,7 @@ public final class BenchCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "--instances and --seconds must be positive");
         }
         if (stage == Stage.ingest && kernels > 0) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--kernels applies to --stage pipeline (ingest does not read kernel batches)");
+            throw new CommandLine.ParameterException(spec.commandLine(), "--kernels applies to --stage detect and pipeline (ingest does not read kernel batches)");
         }
         if (commitIntervalMs < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--commit-interval-ms must be at least 1");
@@ -126,56 +130,56 @@ public final class BenchCommand implements Callable<Integer> {
             fig.put("kernel_records", kernelRecords);
             fig.put("produce_steps_per_s", steps / ((System.nanoTime() - p0) / 1e9));
 
-            long c0 = System.nanoTime();
-            long spanMessages = countTopic(bs, Topics.OTLP_SPANS.topicName());
-            double plainS = (System.nanoTime() - c0) / 1e9;
-            fig.put("plain_consumer_steps_per_s", steps / plainS);
-            err.printf(Locale.ROOT, "%,d steps in %,d messages; plain consumer read them in %.2f s%n", steps, spanMessages, plainS);
-
             fig.put("stage", stage.name());
             fig.put("commit_interval_ms", commitIntervalMs);
             fig.put("ingest_threads", ingestThreads);
+            double plainS = 0;
+            if (stage != Stage.detect) {
+                long c0 = System.nanoTime();
+                long spanMessages = countTopic(bs, Topics.OTLP_SPANS.topicName());
+                plainS = (System.nanoTime() - c0) / 1e9;
+                err.printf(Locale.ROOT, "%,d steps in %,d messages; plain consumer read them in %.2f s%n", steps, spanMessages, plainS);
+            }
             IngestConfig icfg = IngestConfig.builder().threads(ingestThreads).applicationId("bench-ingest").stateDir(state.resolve("i")).reorderWindowMs(500)
                     .commitIntervalMs(commitIntervalMs).build();
             DetectorConfig dcfg = DetectorConfig.builder().applicationId("bench-roofline").stateDir(state.resolve("d"))
                     .commitIntervalMs(commitIntervalMs).build();
             String outputTopic = stage == Stage.ingest ? Topics.STEPS.topicName() : Topics.VERDICTS.topicName();
-            long t0 = System.nanoTime();
-            long firstOutputNs = 0;
-            try (IngestService ingest = new IngestService(icfg).start(bs);
-                 DetectorService det = stage == Stage.pipeline ? new DetectorService(dcfg).start(bs) : null) {
-                long outputs = 0;
-                long deadline = System.nanoTime() + Duration.ofMinutes(20).toNanos();
-                while (outputs < steps * 0.999 && System.nanoTime() < deadline) {
-                    Thread.sleep(250);
-                    outputs = endOffsetSum(bs, outputTopic);
-                    if (outputs > 0 && firstOutputNs == 0) {
-                        firstOutputNs = System.nanoTime();
+            try (IngestService ingest = new IngestService(icfg).start(bs)) {
+                if (stage == Stage.detect) {
+                    // the detector's own input, complete before it starts: what it is measured against
+                    err.println("ingesting the spans into stepline.steps before the detector starts...");
+                    awaitRecords(bs, Topics.STEPS.topicName(), steps, ingest, null);
+                    long c0 = System.nanoTime();
+                    long stepRecords = countTopic(bs, Topics.STEPS.topicName());
+                    long kernelBatches = kernels > 0 ? countTopic(bs, Topics.KERNELS.topicName()) : 0;
+                    plainS = (System.nanoTime() - c0) / 1e9;
+                    err.printf(Locale.ROOT, "%,d step records and %,d kernel batches; plain consumer read them in %.2f s%n",
+                            stepRecords, kernelBatches, plainS);
+                }
+                fig.put("plain_consumer_topic", stage == Stage.detect ? Topics.STEPS.topicName() : Topics.OTLP_SPANS.topicName());
+                fig.put("plain_consumer_steps_per_s", steps / plainS);
+                long t0 = System.nanoTime();
+                try (DetectorService det = stage != Stage.ingest ? new DetectorService(dcfg).start(bs) : null) {
+                    long firstOutputNs = awaitRecords(bs, outputTopic, steps, ingest, det);
+                    // from the first output on: start-up (task assignment, state restore) is not throughput
+                    double stageS = (System.nanoTime() - firstOutputNs) / 1e9;
+                    double totalS = (System.nanoTime() - t0) / 1e9;
+                    fig.put("steps_per_s", steps / stageS);
+                    if (det != null) {
+                        fig.put("kernel_records_per_s", kernelRecords / stageS);
                     }
-                    if (!ingest.isHealthy() || (det != null && !det.isHealthy())) {
-                        throw new IllegalStateException("a stage failed during the benchmark");
-                    }
-                }
-                if (outputs < steps * 0.999) {
-                    throw new IllegalStateException("only " + outputs + " of " + steps + " records on " + outputTopic + " after 20 minutes");
-                }
-                // from the first output on: start-up (task assignment, state restore) is not throughput
-                double stageS = (System.nanoTime() - firstOutputNs) / 1e9;
-                double totalS = (System.nanoTime() - t0) / 1e9;
-                fig.put("steps_per_s", steps / stageS);
-                if (det != null) {
-                    fig.put("kernel_records_per_s", kernelRecords / stageS);
-                }
-                fig.put("ratio", steps / stageS / (steps / plainS));
-                fig.put("seconds_incl_startup", totalS);
-                err.printf(Locale.ROOT, "%s: %,d records on %s in %.2f s after the first (%.2f s with start-up)%n",
-                        stage == Stage.ingest ? "ingest" : "ingest + detector", outputs, outputTopic, stageS, totalS);
+                    fig.put("ratio", steps / stageS / (steps / plainS));
+                    fig.put("seconds_incl_startup", totalS);
+                    err.printf(Locale.ROOT, "%s: %,d steps to %s in %.2f s after the first (%.2f s with start-up)%n",
+                            STAGE_NAMES.get(stage), steps, outputTopic, stageS, totalS);
 
-                if (latencySeconds > 0) {
-                    fig.putAll(latency(bs, outputTopic, instances, latencySeconds));
-                }
-                if (det != null) {
-                    fig.put("retention_ratio", det.stats().retentionRatio());
+                    if (latencySeconds > 0) {
+                        fig.putAll(latency(bs, outputTopic, instances, latencySeconds));
+                    }
+                    if (det != null) {
+                        fig.put("retention_ratio", det.stats().retentionRatio());
+                    }
                 }
             }
             fig.put("peak_heap_bytes", peakHeap());
@@ -188,6 +192,30 @@ public final class BenchCommand implements Callable<Integer> {
             Files.writeString(out, new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(fig) + "\n");
         }
         return 0;
+    }
+
+    /**
+     * Waits until {@code topic} holds (nearly) {@code expected} committed records; returns when the
+     * first of them appeared. Fails when a stage dies or nothing completes in 20 minutes.
+     */
+    private static long awaitRecords(String bs, String topic, long expected, IngestService ingest, DetectorService det) throws InterruptedException {
+        long firstNs = 0;
+        long records = 0;
+        long deadline = System.nanoTime() + Duration.ofMinutes(20).toNanos();
+        while (records < expected * 0.999 && System.nanoTime() < deadline) {
+            Thread.sleep(250);
+            records = endOffsetSum(bs, topic);
+            if (records > 0 && firstNs == 0) {
+                firstNs = System.nanoTime();
+            }
+            if (!ingest.isHealthy() || (det != null && !det.isHealthy())) {
+                throw new IllegalStateException("a stage failed during the benchmark");
+            }
+        }
+        if (records < expected * 0.999) {
+            throw new IllegalStateException("only " + records + " of " + expected + " records on " + topic + " after 20 minutes");
+        }
+        return firstNs;
     }
 
     /**

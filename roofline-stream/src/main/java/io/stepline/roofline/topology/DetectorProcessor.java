@@ -124,11 +124,10 @@ final class DetectorProcessor implements Processor<String, byte[], String, byte[
         LatencyDetector d = detector(inst);
         Assessment a = d.assess(s);
         persist(inst, d);
-        StepVerdict v = StepVerdict.newBuilder().setInstanceId(inst).setStepId(s.getStepId())
-                .setStartUnixNano(s.getStartUnixNano()).setEndUnixNano(s.getEndUnixNano()).setLatencyNs(s.getLatencyNs())
-                .setExpectedNs(a.expectedNs()).setBoundNs(a.boundNs()).setDeviationRatio(a.ratio()).setVerdict(a.verdict())
-                .setSeverity(a.severity()).setModelKind(d.kind()).setModelVersion(a.modelVersion())
-                .setProcessedTokens(StepFeatures.processedTokens(s)).setProducedUnixNano(record.timestamp() * 1_000_000L).build();
+        // every field given: Avro's builder would validate and deep-copy defaults for each of the steps
+        StepVerdict v = new StepVerdict(inst, s.getStepId(), s.getStartUnixNano(), s.getEndUnixNano(), s.getLatencyNs(),
+                a.expectedNs(), a.boundNs(), a.ratio(), a.verdict(), a.severity(), d.kind(), a.modelVersion(),
+                StepFeatures.processedTokens(s), record.timestamp() * 1_000_000L);
         ctx.forward(record.withValue(io.stepline.schemas.Serdes.VERDICT.encode(v)), RooflineTopology.VERDICTS_SINK);
         if (a.verdict() == Verdict.OUTLIER) {
             Anomaly an = Anomaly.newBuilder().setAnomalyId(inst + "/" + s.getStepId()).setInstanceId(inst).setKind(AnomalyKind.OUTLIER)

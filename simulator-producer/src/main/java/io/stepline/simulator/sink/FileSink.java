@@ -126,22 +126,17 @@ public final class FileSink implements SimulationSink {
         line.append(s.instanceId()).append(',').append(s.stepId()).append(',').append(s.startNs()).append(',')
                 .append(s.label().getLatencyNs()).append(',').append(s.label().getHealthyLatencyNs()).append(',')
                 .append(b.numPrefillReqs()).append(',').append(b.numDecodeReqs()).append(',').append(b.prefillTokens()).append(',')
-                .append(b.decodeTokens()).append(',').append(b.decodeContextTokens()).append(',').append(fixed(s.kvUsage(), 4)).append(',')
+                .append(b.decodeTokens()).append(',').append(b.decodeContextTokens()).append(',').append(FixedDecimal.format(s.kvUsage(), 4)).append(',')
                 .append(s.label().getFaultType()).append(System.lineSeparator());
         batches.append(line);
         for (var r : s.finishedRequests()) {
             line.setLength(0);
-            line.append(r.id).append(',').append(s.instanceId()).append(',').append(fixed(r.arrivalS, 6)).append(',')
-                    .append(r.promptTokens).append(',').append(r.outputTokens).append(',').append(fixed(r.firstTokenS - r.arrivalS, 6)).append(',')
-                    .append(r.outputTokens > 1 ? fixed((r.finishedS - r.firstTokenS) / (r.outputTokens - 1), 6) : "").append(',')
-                    .append(fixed(r.finishedS - r.arrivalS, 6)).append(',').append(r.preemptions()).append(System.lineSeparator());
+            line.append(r.id).append(',').append(s.instanceId()).append(',').append(FixedDecimal.format(r.arrivalS, 6)).append(',')
+                    .append(r.promptTokens).append(',').append(r.outputTokens).append(',').append(FixedDecimal.format(r.firstTokenS - r.arrivalS, 6)).append(',')
+                    .append(r.outputTokens > 1 ? FixedDecimal.format((r.finishedS - r.firstTokenS) / (r.outputTokens - 1), 6) : "").append(',')
+                    .append(FixedDecimal.format(r.finishedS - r.arrivalS, 6)).append(',').append(r.preemptions()).append(System.lineSeparator());
             requests.append(line);
         }
-    }
-
-    /** {@code %.<scale>f} without a Formatter (same HALF_UP rounding of the shortest decimal form). */
-    static String fixed(double v, int scale) {
-        return java.math.BigDecimal.valueOf(v).setScale(scale, java.math.RoundingMode.HALF_UP).toPlainString();
     }
 
     private void flushTraces() throws IOException {
