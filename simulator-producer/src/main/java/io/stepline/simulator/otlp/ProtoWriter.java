@@ -11,7 +11,8 @@ import java.util.Arrays;
  * encoder: building protobuf-java message objects only to serialise them cost twice the simulation
  * itself. Fields are written in the order the caller gives, so callers write them in field-number
  * order and leave out proto3 defaults, which makes the output byte-identical to protobuf-java's.
- * Nested messages reserve one byte for their length and move their body when it needs more.
+ * Nested messages reserve the bytes their caller expects their length to take and move their body
+ * when it takes another number.
  */
 final class ProtoWriter {
     static final int VARINT = 0;
@@ -114,24 +115,36 @@ final class ProtoWriter {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
-    /** Opens a nested message field; returns the mark that {@link #end} closes. */
+    /** Opens a nested message field expected to be short (under 128 bytes); returns the mark that {@link #end} closes. */
     int begin(int field) {
-        tag(field, LEN);
-        ensure(1);
-        return pos++;
+        return begin(field, 1);
     }
 
-    /** Closes the message opened at {@code mark}: writes its length, moving its body if the length takes more than a byte. */
+    /**
+     * Opens a nested message field, reserving {@code lengthBytes} for its length (1 for bodies under
+     * 128 bytes, 2 under 16 KiB, 3 under 2 MiB); a wrong guess costs a move of the body, not a wrong result.
+     */
+    int begin(int field, int lengthBytes) {
+        tag(field, LEN);
+        ensure(lengthBytes);
+        int mark = pos;
+        pos += lengthBytes;
+        return (mark << 3) | lengthBytes;
+    }
+
+    /** Closes the message opened at {@code mark}: writes its length, moving its body if the reserved bytes were not the right number. */
     void end(int mark) {
-        int bodyStart = mark + 1;
+        int at = mark >>> 3;
+        int reserved = mark & 7;
+        int bodyStart = at + reserved;
         int len = pos - bodyStart;
         int n = varintSize(len);
-        if (n > 1) {
-            ensure(n - 1);
-            System.arraycopy(buf, bodyStart, buf, bodyStart + n - 1, len);
-            pos += n - 1;
+        if (n != reserved) {
+            ensure(n - reserved);
+            System.arraycopy(buf, bodyStart, buf, at + n, len);
+            pos += n - reserved;
         }
-        int p = mark;
+        int p = at;
         long v = len;
         while ((v & ~0x7FL) != 0) {
             buf[p++] = (byte) ((v & 0x7F) | 0x80);

@@ -124,6 +124,8 @@ public final class StepSpanEncoder {
     private final ProtoWriter out = new ProtoWriter(1 << 16);
     /** UTF-8 of recurring strings that are not constants here (phase names, instance ids, roles). */
     private final Map<String, byte[]> utf8 = new HashMap<>();
+    private final String[] phaseNames = new String[16];
+    private final byte[][] phaseNameBytes = new byte[16][];
     private final byte[] id16 = new byte[16];
     private final byte[] id8 = new byte[8];
     private final byte[] parent8 = new byte[8];
@@ -141,7 +143,7 @@ public final class StepSpanEncoder {
         out.reset();
         for (List<StepOutput> group : byInstance.values()) {
             StepOutput first = group.get(0);
-            int rs = out.begin(TRACES_DATA_RESOURCE_SPANS);
+            int rs = out.begin(TRACES_DATA_RESOURCE_SPANS, 3);
             resource(first);
             int scope = beginScope(STEP_SCOPE);
             if (form == SimulationConfig.Form.A) {
@@ -179,7 +181,7 @@ public final class StepSpanEncoder {
     }
 
     private int beginScope(String name) {
-        int scope = out.begin(RESOURCE_SPANS_SCOPE_SPANS);
+        int scope = out.begin(RESOURCE_SPANS_SCOPE_SPANS, 3);
         int is = out.begin(SCOPE_SPANS_SCOPE);
         out.bytesField(SCOPE_NAME, bytes(name));
         out.end(is);
@@ -199,7 +201,7 @@ public final class StepSpanEncoder {
         int inst = s.instanceId().hashCode();
         id(id16, inst, s.stepId(), 0);
         id(parent8, inst, s.stepId(), 1);
-        int span = out.begin(SCOPE_SPANS_SPANS);
+        int span = out.begin(SCOPE_SPANS_SPANS, 2);
         spanHeader(id16, parent8, null, N_ENGINECORE__STEP, SPAN_KIND_INTERNAL, s.startNs(), s.endNs());
         batchSummary(SPAN_ATTRIBUTES, s);
         for (StepOutput.RequestSnapshot r : s.snapshots()) {
@@ -210,7 +212,7 @@ public final class StepSpanEncoder {
         for (StepOutput.Phase p : s.phases()) {
             id(id8, inst, s.stepId(), n++);
             int child = out.begin(SCOPE_SPANS_SPANS);
-            spanHeader(id16, id8, parent8, bytes(p.name()), SPAN_KIND_INTERNAL, p.startNs(), p.endNs());
+            spanHeader(id16, id8, parent8, phaseName(p.name()), SPAN_KIND_INTERNAL, p.startNs(), p.endNs());
             if (p.rank() != null) {
                 integer(SPAN_ATTRIBUTES, K_WORKER_RANK, p.rank());
             }
@@ -224,10 +226,10 @@ public final class StepSpanEncoder {
         int inst = first.instanceId().hashCode();
         id(id16, inst, first.stepId(), 7);
         id(id8, inst, first.stepId(), 7);
-        int span = out.begin(SCOPE_SPANS_SPANS);
+        int span = out.begin(SCOPE_SPANS_SPANS, 3);
         spanHeader(id16, id8, null, N_SCHEDULER_STEPS, SPAN_KIND_INTERNAL, first.startNs(), last.endNs());
         for (StepOutput s : group) {
-            int ev = out.begin(SPAN_EVENTS);
+            int ev = out.begin(SPAN_EVENTS, 2);
             out.fixed64Field(EVENT_TIME, s.startNs());
             out.bytesField(EVENT_NAME, N_STEP_BATCH_SUMMARY);
             batchSummary(EVENT_ATTRIBUTES, s);
@@ -275,7 +277,7 @@ public final class StepSpanEncoder {
     }
 
     private void snapshot(StepOutput s, StepOutput.RequestSnapshot r) {
-        int ev = out.begin(SPAN_EVENTS);
+        int ev = out.begin(SPAN_EVENTS, 2);
         out.fixed64Field(EVENT_TIME, s.startNs());
         out.bytesField(EVENT_NAME, N_STEP_REQUEST_SNAPSHOT);
         integer(EVENT_ATTRIBUTES, K_STEP_ID, s.stepId());
@@ -297,7 +299,7 @@ public final class StepSpanEncoder {
         int h = r.id.hashCode();
         id(id16, h, 0, 3);
         id(id8, h, 0, 3);
-        int span = out.begin(SCOPE_SPANS_SPANS);
+        int span = out.begin(SCOPE_SPANS_SPANS, 2);
         spanHeader(id16, id8, null, N_LLM_REQUEST, SPAN_KIND_SERVER, start, s.endNs());
         str(SPAN_ATTRIBUTES, K_GEN_AI_REQUEST_ID, ProtoWriter.utf8(r.id));
         str(SPAN_ATTRIBUTES, K_GEN_AI_RESPONSE_MODEL, "meta-llama/Llama-2-7b-hf");
@@ -310,7 +312,7 @@ public final class StepSpanEncoder {
         dbl(SPAN_ATTRIBUTES, K_GEN_AI_LATENCY_TIME_IN_MODEL_PREFILL, Math.max(0, r.firstTokenS - r.firstScheduledS));
         dbl(SPAN_ATTRIBUTES, K_GEN_AI_LATENCY_TIME_IN_MODEL_DECODE, r.finishedS - r.firstTokenS);
         for (StepOutput.JourneyEvent j : r.journey) {
-            int ev = out.begin(SPAN_EVENTS);
+            int ev = out.begin(SPAN_EVENTS, 2);
             out.fixed64Field(EVENT_TIME, j.timeNs());
             out.bytesField(EVENT_NAME, bytes("journey." + j.type()));
             str(EVENT_ATTRIBUTES, K_EVENT_TYPE, j.type());
@@ -382,6 +384,27 @@ public final class StepSpanEncoder {
     /** UTF-8 of the simulator's recurring strings (span and event names, instance ids, roles, phases); request ids are not kept. */
     private byte[] bytes(String s) {
         return utf8.computeIfAbsent(s, ProtoWriter::utf8);
+    }
+
+    /**
+     * A phase name's UTF-8: the executor names phases with the same few constants, so the same
+     * String objects come back step after step and a scan by identity beats hashing.
+     */
+    private byte[] phaseName(String name) {
+        for (int i = 0; i < phaseNames.length && phaseNames[i] != null; i++) {
+            if (phaseNames[i] == name) {
+                return phaseNameBytes[i];
+            }
+        }
+        byte[] b = bytes(name);
+        for (int i = 0; i < phaseNames.length; i++) {
+            if (phaseNames[i] == null) {
+                phaseNames[i] = name;
+                phaseNameBytes[i] = b;
+                break;
+            }
+        }
+        return b;
     }
 
     /** Fills {@code out} with a deterministic, non-zero id from (a, b, c). */

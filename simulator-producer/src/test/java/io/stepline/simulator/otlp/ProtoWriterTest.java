@@ -26,7 +26,7 @@ class ProtoWriterTest {
         }
     }
 
-    /** Nested messages whose bodies need one, two and three length bytes, and a buffer that has to grow. */
+    /** Nested messages whose bodies need one, two and three length bytes, with every guess of it, and a buffer that has to grow. */
     @Test
     void nestedMessagesOfEverySizeMatchProtobufJava() {
         for (int nameLength : new int[] {0, 5, 120, 127, 128, 300, 20_000}) {
@@ -35,18 +35,21 @@ class ProtoWriterTest {
                     .addSpans(Span.newBuilder().setName(name).setKind(Span.SpanKind.SPAN_KIND_INTERNAL).setStartTimeUnixNano(1234567890123L)
                             .setTraceId(ByteString.copyFrom(new byte[] {1, 2, 3})))
                     .build();
-            ProtoWriter w = new ProtoWriter(16);
-            int scope = w.begin(1);
-            w.stringField(1, "scope");
-            w.end(scope);
-            int span = w.begin(2);
-            w.bytesField(1, new byte[] {1, 2, 3});
-            w.stringField(5, name);
-            w.varintField(6, 1);
-            w.fixed64Field(7, 1234567890123L);
-            w.fixed64Field(8, 0);
-            w.end(span);
-            assertThat(w.toByteArray()).as("name of %d bytes", nameLength).isEqualTo(expected.toByteArray());
+            for (int reserved = 1; reserved <= 3; reserved++) {
+                ProtoWriter w = new ProtoWriter(16);
+                int scope = w.begin(1, 3);
+                w.stringField(1, "scope");
+                w.end(scope);
+                int span = w.begin(2, reserved);
+                w.bytesField(1, new byte[] {1, 2, 3});
+                w.stringField(5, name);
+                w.varintField(6, 1);
+                w.fixed64Field(7, 1234567890123L);
+                w.fixed64Field(8, 0);
+                w.end(span);
+                assertThat(w.toByteArray()).as("name of %d bytes, %d length bytes reserved", nameLength, reserved)
+                        .isEqualTo(expected.toByteArray());
+            }
         }
     }
 }
