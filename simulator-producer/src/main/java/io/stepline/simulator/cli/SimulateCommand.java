@@ -151,8 +151,9 @@ public final class SimulateCommand implements Callable<Integer> {
             }
             SimulationSummary summary;
             try (SimulationSink sink = SimulationSink.all(sinks)) {
-                summary = new Simulation(cfg).run(sink, (simS, steps) -> err.printf(Locale.ROOT,
-                        "\rsimulated %6.1f / %.0f s  %,10d steps", simS, cfg.durationS(), steps).flush());
+                ProgressBar bar = new ProgressBar(cfg.durationS(), ProgressBar.DEFAULT_WIDTH, System.nanoTime());
+                summary = new Simulation(cfg).run(sink, (simS, steps) -> err.print(bar.line(simS, steps, System.nanoTime())));
+                err.flush();
             }
             err.println();
             spec.commandLine().getOut().print(summary.table());
