@@ -93,6 +93,10 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Kafka Streams threads of the ingest stage (default: ${DEFAULT-VALUE}).")
     int ingestThreads;
 
+    @Option(names = "--detector-threads", defaultValue = "1",
+            description = "Kafka Streams threads of the detector stage (default: ${DEFAULT-VALUE}).")
+    int detectorThreads;
+
     @Override
     public Integer call() throws Exception {
         if (instances < 1 || seconds <= 0) {
@@ -104,8 +108,8 @@ public final class BenchCommand implements Callable<Integer> {
         if (commitIntervalMs < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--commit-interval-ms must be at least 1");
         }
-        if (ingestThreads < 1 || ingestThreads > 64) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--ingest-threads must be in [1, 64]");
+        if (ingestThreads < 1 || ingestThreads > 64 || detectorThreads < 1 || detectorThreads > 64) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--ingest-threads and --detector-threads must be in [1, 64]");
         }
         var err = spec.commandLine().getErr();
         Path state = Files.createTempDirectory("stepline-bench-state");
@@ -133,6 +137,7 @@ public final class BenchCommand implements Callable<Integer> {
             fig.put("stage", stage.name());
             fig.put("commit_interval_ms", commitIntervalMs);
             fig.put("ingest_threads", ingestThreads);
+            fig.put("detector_threads", detectorThreads);
             double plainS = 0;
             if (stage != Stage.detect) {
                 long c0 = System.nanoTime();
@@ -142,7 +147,7 @@ public final class BenchCommand implements Callable<Integer> {
             }
             IngestConfig icfg = IngestConfig.builder().threads(ingestThreads).applicationId("bench-ingest").stateDir(state.resolve("i")).reorderWindowMs(500)
                     .commitIntervalMs(commitIntervalMs).build();
-            DetectorConfig dcfg = DetectorConfig.builder().applicationId("bench-roofline").stateDir(state.resolve("d"))
+            DetectorConfig dcfg = DetectorConfig.builder().threads(detectorThreads).applicationId("bench-roofline").stateDir(state.resolve("d"))
                     .commitIntervalMs(commitIntervalMs).build();
             String outputTopic = stage == Stage.ingest ? Topics.STEPS.topicName() : Topics.VERDICTS.topicName();
             try (IngestService ingest = new IngestService(icfg).start(bs)) {

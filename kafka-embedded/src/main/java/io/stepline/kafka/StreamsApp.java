@@ -42,6 +42,17 @@ public final class StreamsApp implements AutoCloseable {
         });
     }
 
+    /** Most stream threads a stage may be given. */
+    public static final int MAX_STREAM_THREADS = 64;
+
+    /** {@code n} if it is a usable number of stream threads; more than the input's partitions is allowed (they idle). */
+    public static int checkStreamThreads(int n) {
+        if (n < 1 || n > MAX_STREAM_THREADS) {
+            throw new IllegalArgumentException("stream threads must be in [1, " + MAX_STREAM_THREADS + "], got " + n);
+        }
+        return n;
+    }
+
     /** The shared settings; callers add what is specific to their stage. */
     public static Properties baseProperties(String applicationId, String bootstrapServers, Path stateDir, long commitIntervalMs,
                                             long cacheBytes) {

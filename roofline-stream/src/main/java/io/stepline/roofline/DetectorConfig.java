@@ -35,6 +35,7 @@ public final class DetectorConfig {
     private final long commitIntervalMs;
     private final RetentionStats stats = new RetentionStats();
     private final String topicPrefix;
+    private final int threads;
 
     private DetectorConfig(Builder b) {
         this.applicationId = b.applicationId;
@@ -46,6 +47,7 @@ public final class DetectorConfig {
         this.stateDir = b.stateDir;
         this.commitIntervalMs = b.commitIntervalMs;
         this.topicPrefix = b.outputPrefix;
+        this.threads = b.threads;
     }
 
     public static Builder builder() {
@@ -86,7 +88,9 @@ public final class DetectorConfig {
     }
 
     public Properties streamsProperties(String bootstrapServers) {
-        return io.stepline.kafka.StreamsApp.baseProperties(applicationId, bootstrapServers, stateDir, commitIntervalMs, 32L * 1024 * 1024);
+        Properties p = io.stepline.kafka.StreamsApp.baseProperties(applicationId, bootstrapServers, stateDir, commitIntervalMs, 32L * 1024 * 1024);
+        p.put(org.apache.kafka.streams.StreamsConfig.NUM_STREAM_THREADS_CONFIG, threads);
+        return p;
     }
 
     public static final class Builder {
@@ -99,6 +103,7 @@ public final class DetectorConfig {
         private Path stateDir = Path.of(System.getProperty("java.io.tmpdir"), "stepline-streams");
         private long commitIntervalMs = DEFAULT_COMMIT_INTERVAL_MS;
         private String outputPrefix = "";
+        private int threads = 1;
 
         private Builder() {}
 
@@ -107,6 +112,12 @@ public final class DetectorConfig {
                 throw new IllegalArgumentException("application id must not be blank");
             }
             this.applicationId = id;
+            return this;
+        }
+
+        /** Kafka Streams threads; one per partition of stepline.steps at most is useful. */
+        public Builder threads(int n) {
+            this.threads = io.stepline.kafka.StreamsApp.checkStreamThreads(n);
             return this;
         }
 

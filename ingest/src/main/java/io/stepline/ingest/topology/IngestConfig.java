@@ -82,10 +82,7 @@ public final class IngestConfig {
         }
 
         public Builder threads(int n) {
-            if (n < 1 || n > 64) {
-                throw new IllegalArgumentException("stream threads must be in [1, 64], got " + n);
-            }
-            this.threads = n;
+            this.threads = io.stepline.kafka.StreamsApp.checkStreamThreads(n);
             return this;
         }
 

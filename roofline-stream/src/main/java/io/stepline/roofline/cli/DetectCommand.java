@@ -63,12 +63,16 @@ public final class DetectCommand implements Callable<Integer> {
                     + " (default: ${DEFAULT-VALUE}).")
     long commitIntervalMs;
 
+    @Option(names = "--threads", defaultValue = "1",
+            description = "Kafka Streams threads (up to one per stepline.steps partition is useful; default: ${DEFAULT-VALUE}).")
+    int threads;
+
     @Override
     public Integer call() throws Exception {
         DetectorConfig cfg;
         try {
             RobustRoofline.Settings d = RobustRoofline.Settings.defaults();
-            DetectorConfig.Builder b = DetectorConfig.builder().commitIntervalMs(commitIntervalMs).model(model).baselineSampleRate(baselineSample)
+            DetectorConfig.Builder b = DetectorConfig.builder().threads(threads).commitIntervalMs(commitIntervalMs).model(model).baselineSampleRate(baselineSample)
                     .robustSettings(new RobustRoofline.Settings(d.window(), d.bootstrap(), d.refitEvery(), sigma, d.minBoundRatio(),
                             maxBound, d.minExcessNs(), driftRatio, (long) (driftSeconds * 1e9), d.referenceAfterRefits(), extrapolationBound));
             if (stateDir != null) {
