@@ -54,6 +54,8 @@ public final class FileSink implements SimulationSink {
     private final OutputStream protoTraces;
     private final BufferedWriter kernels;
     private final BufferedWriter truth;
+    private final EventJson.LineWriter kernelLines;
+    private final EventJson.LineWriter truthLines;
     private final BufferedWriter batches;
     private final BufferedWriter requests;
     private final List<StepOutput> pending = new ArrayList<>();
@@ -79,6 +81,8 @@ public final class FileSink implements SimulationSink {
         }
         this.kernels = writer(KERNELS);
         this.truth = writer(TRUTH_STEPS);
+        this.kernelLines = new EventJson.LineWriter(kernels);
+        this.truthLines = new EventJson.LineWriter(truth);
         this.batches = writer(BATCH_METRICS);
         this.requests = writer(REQUEST_METRICS);
         batches.write("instance,step_id,start_unix_nano,latency_ns,healthy_latency_ns,num_prefill_reqs,num_decode_reqs,prefill_tokens,decode_tokens,decode_context_tokens,kv_usage,fault_type\n");
@@ -118,8 +122,7 @@ public final class FileSink implements SimulationSink {
     }
 
     private void writeRecords(StepOutput s) throws IOException {
-        truth.write(EventJson.toJson(s.label()));
-        truth.write('\n');
+        truthLines.write(s.label());
         var b = s.batch();
         // one line per step: built by hand, String.format here was a tenth of the simulator's time
         line.setLength(0);
@@ -156,8 +159,7 @@ public final class FileSink implements SimulationSink {
     private void writeKernels(List<StepOutput> steps) throws IOException {
         for (StepOutput s : steps) {
             for (KernelBatch kb : s.kernels()) {
-                kernels.write(EventJson.toJson(kb));
-                kernels.write('\n');
+                kernelLines.write(kb);
             }
         }
     }
@@ -199,6 +201,8 @@ public final class FileSink implements SimulationSink {
         try {
             drain();
         } finally {
+            kernelLines.close();
+            truthLines.close();
             for (BufferedWriter w : List.of(kernels, truth, batches, requests)) {
                 w.close();
             }
