@@ -87,9 +87,9 @@ public final class FileSink implements SimulationSink {
         this.requests = writer(REQUEST_METRICS);
         batches.write("instance,step_id,start_unix_nano,latency_ns,healthy_latency_ns,num_prefill_reqs,num_decode_reqs,prefill_tokens,decode_tokens,decode_context_tokens,kv_usage,fault_type\n");
         requests.write("request_id,instance,arrival_s,prompt_tokens,output_tokens,ttft_s,tpot_s,e2e_s,preemptions\n");
-        this.writers = List.of(new BackgroundTraceWriter<>("stepline-file-sink-traces", this::writeTraces),
-                new BackgroundTraceWriter<>("stepline-file-sink-kernels", this::writeKernels),
-                new BackgroundTraceWriter<>("stepline-file-sink-records", this::writeRecords));
+        this.writers = List.of(new BackgroundTraceWriter<>("sink-traces", this::writeTraces),
+                new BackgroundTraceWriter<>("sink-kernels", this::writeKernels),
+                new BackgroundTraceWriter<>("sink-records", this::writeRecords));
     }
 
     private BufferedWriter writer(String name) throws IOException {
