@@ -37,9 +37,14 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
 
     private AvroSerde(Class<T> type, Schema readerSchema, List<Schema> olderWriterSchemas) {
         this.type = type;
-        SpecificData model = new SpecificData(type.getClassLoader());
-        this.encoder = new BinaryMessageEncoder<>(model, readerSchema);
-        this.decoder = new BinaryMessageDecoder<>(model, readerSchema);
+        // Writing uses the generated classes' own encoders: the same bytes as the generic writer,
+        // without its per-field schema walk. Reading keeps the generic resolver, which resolves
+        // records written with older schemas.
+        SpecificData writeModel = new SpecificData(type.getClassLoader());
+        writeModel.setCustomCoders(true);
+        // not copied by the encoder: encode() copies its thread's buffer once into the result
+        this.encoder = new BinaryMessageEncoder<>(writeModel, readerSchema, false);
+        this.decoder = new BinaryMessageDecoder<>(new SpecificData(type.getClassLoader()), readerSchema);
         for (Schema older : olderWriterSchemas) {
             decoder.addSchema(older);
         }
