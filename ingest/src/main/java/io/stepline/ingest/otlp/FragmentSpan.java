@@ -30,8 +30,8 @@ public final class FragmentSpan {
     private final String name;
     private final long start;
     private final long end;
-    private final Object idKey;
-    private final Object parentKey;
+    private Object idKey;
+    private Object parentKey;
     private Span span;
     private String spanIdHex;
     // read from bytes (span == null until decoded)
@@ -39,6 +39,7 @@ public final class FragmentSpan {
     private final int offset;
     private final int length;
     private final int spanIdOffset;
+    private final int parentIdOffset;
     private final int traceIdOffset;
     private final int traceIdLength;
     private final Integer rank;
@@ -54,7 +55,7 @@ public final class FragmentSpan {
         this.parentKey = key(span.getParentSpanId());
         this.rank = workerRank(span.getAttributesList());
         this.bytes = null;
-        this.offset = this.length = this.spanIdOffset = this.traceIdOffset = this.traceIdLength = 0;
+        this.offset = this.length = this.spanIdOffset = this.parentIdOffset = this.traceIdOffset = this.traceIdLength = 0;
         this.summary = null;
     }
 
@@ -72,8 +73,7 @@ public final class FragmentSpan {
         this.start = start;
         this.end = end;
         this.spanIdOffset = spanIdOffset;
-        this.idKey = longAt(bytes, spanIdOffset);
-        this.parentKey = parentIdOffset < 0 ? ByteString.EMPTY : longAt(bytes, parentIdOffset);
+        this.parentIdOffset = parentIdOffset;
         this.traceIdOffset = traceIdOffset;
         this.traceIdLength = traceIdLength;
         this.rank = rank;
@@ -143,10 +143,16 @@ public final class FragmentSpan {
 
     /** The span id as a key that equals {@link #parentKey()} of its children. */
     public Object idKey() {
+        if (idKey == null) {
+            idKey = longAt(bytes, spanIdOffset);
+        }
         return idKey;
     }
 
     public Object parentKey() {
+        if (parentKey == null) {
+            parentKey = parentIdOffset < 0 ? ByteString.EMPTY : longAt(bytes, parentIdOffset);
+        }
         return parentKey;
     }
 

@@ -71,6 +71,8 @@ final class OtlpSpanReader {
     /** The value of the attribute {@link #attribute()} read last. */
     private AnyValue.ValueCase lastCase;
     private long lastRaw;
+    /** The batch-summary slot the next attribute of the span probably has. */
+    private int expectedSlot;
 
     private OtlpSpanReader(byte[] bytes) {
         this.bytes = bytes;
@@ -192,6 +194,7 @@ final class OtlpSpanReader {
         long endNs = 0;
         Integer rank = null;
         StepSummaryValues summary = null;
+        expectedSlot = 0;
         for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
             switch (tag) {
                 case 1 << 3 | LEN -> {
@@ -218,6 +221,7 @@ final class OtlpSpanReader {
                     } else if (attr >= 0) {
                         summary = summary == null ? new StepSummaryValues(bytes) : summary;
                         summary.set(attr, lastCase, lastRaw);
+                        expectedSlot = attr + 1;
                     }
                     in.popLimit(outer);
                 }
@@ -248,12 +252,13 @@ final class OtlpSpanReader {
     /** The index of a step or phase name in {@link #NAMES}; any other span is decoded by protobuf-java. */
     private int name(int len) throws IOException, NotRead {
         int at = position();
-        string(len);
+        in.skipRawBytes(len);
         for (int i = 0; i < NAME_BYTES.length; i++) {
             if (Arrays.equals(NAME_BYTES[i], 0, NAME_BYTES[i].length, bytes, at, at + len)) {
-                return i;
+                return i; // ASCII, so valid UTF-8
             }
         }
+        utf8(at, len);
         throw DecodeSpan.INSTANCE;
     }
 
@@ -269,9 +274,12 @@ final class OtlpSpanReader {
         lastRaw = 0;
         for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
             if (tag == tag(1, LEN)) {
+                if (key >= 0) {
+                    utf8(key, keyLength); // a key given twice: the last one counts, both must be UTF-8
+                }
                 keyLength = length();
                 key = position();
-                string(keyLength);
+                in.skipRawBytes(keyLength);
             } else if (tag == tag(2, LEN) && !value) {
                 value = true;
                 int n = length();
@@ -285,10 +293,15 @@ final class OtlpSpanReader {
         if (key < 0) {
             return -1;
         }
+        // a key equal to one of ours is ASCII, so valid UTF-8; any other is checked
         if (Arrays.equals(WORKER_RANK_BYTES, 0, WORKER_RANK_BYTES.length, bytes, key, key + keyLength)) {
             return WORKER_RANK_SLOT;
         }
-        return StepSummaryValues.slot(bytes, key, keyLength);
+        int slot = StepSummaryValues.slot(bytes, key, keyLength, expectedSlot);
+        if (slot < 0) {
+            utf8(key, keyLength);
+        }
+        return slot;
     }
 
     /** One AnyValue of a scalar type (the last one set wins, as in protobuf-java's oneof). */
@@ -327,6 +340,10 @@ final class OtlpSpanReader {
     private void string(int len) throws IOException, NotRead {
         int at = position();
         in.skipRawBytes(len);
+        utf8(at, len);
+    }
+
+    private void utf8(int at, int len) throws NotRead {
         for (int i = at; i < at + len; i++) {
             if (bytes[i] < 0) {
                 if (!UnsafeByteOperations.unsafeWrap(bytes, at, len).isValidUtf8()) {

@@ -21,12 +21,15 @@ public final class StepMapper {
     public static final String BATCH_SUMMARY = "step.BATCH_SUMMARY";
     public static final Set<String> ENGINE_PHASES = Set.of("EngineCore::Schedule", "EngineCore::Execute", "EngineCore::Output");
     public static final Set<String> RANK_PHASES = Set.of("ModelRunner::Preprocess", "ModelRunner::Forward", "ModelRunner::Sample", "ModelRunner::Postprocess");
-    /** Every key {@link #batchSummary} reads: what {@link StepSummaryValues} keeps of a step span read from bytes. */
-    static final List<String> BATCH_SUMMARY_KEYS = List.of("step.id", "queue.running_depth", "queue.waiting_depth",
-            "batch.num_prefill_reqs", "batch.num_decode_reqs", "batch.scheduled_tokens", "batch.prefill_tokens",
-            "batch.decode_tokens", "batch.num_finished", "batch.num_preempted", "kv.usage_gpu_ratio", "kv.blocks_total_gpu",
-            "kv.blocks_free_gpu", "kv.blocks_cpu_offload", "kv.blocks_disk_offload", "batch.decode_context_tokens",
-            "step.ts_start_ns", "step.ts_end_ns", "step.duration_us", "step.latency_ns", "step.latency_us");
+    /**
+     * Every key {@link #batchSummary} reads: what {@link StepSummaryValues} keeps of a step span read
+     * from bytes. In the order of seeds/000 §C.2, which is the order producers write them in.
+     */
+    static final List<String> BATCH_SUMMARY_KEYS = List.of("step.id", "step.ts_start_ns", "step.ts_end_ns", "step.duration_us",
+            "queue.running_depth", "queue.waiting_depth", "batch.num_prefill_reqs", "batch.num_decode_reqs", "batch.scheduled_tokens",
+            "batch.prefill_tokens", "batch.decode_tokens", "batch.num_finished", "batch.num_preempted", "kv.usage_gpu_ratio",
+            "kv.blocks_total_gpu", "kv.blocks_free_gpu", "kv.blocks_cpu_offload", "kv.blocks_disk_offload", "batch.decode_context_tokens",
+            "step.latency_ns", "step.latency_us");
     /** An hour: no engine step takes longer; anything above is a broken clock or unit. */
     static final long MAX_STEP_NS = 3_600_000_000_000L;
 

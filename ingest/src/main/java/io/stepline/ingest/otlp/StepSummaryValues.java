@@ -38,8 +38,14 @@ final class StepSummaryValues implements Attributes.Values {
         this.bytes = bytes;
     }
 
-    /** The slot of the key in {@code b[off, off + len)}, or -1 when it is not a batch-summary key. */
-    static int slot(byte[] b, int off, int len) {
+    /**
+     * The slot of the key in {@code b[off, off + len)}, or -1 when it is not a batch-summary key.
+     * {@code expected} is tried first: producers write the keys in one order.
+     */
+    static int slot(byte[] b, int off, int len, int expected) {
+        if (expected < KEYS.size() && Arrays.equals(KEY_BYTES[expected], 0, KEY_BYTES[expected].length, b, off, off + len)) {
+            return expected;
+        }
         int h = 0;
         for (int i = off; i < off + len; i++) {
             h = 31 * h + (b[i] & 0xff);
