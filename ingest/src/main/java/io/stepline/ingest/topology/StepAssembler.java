@@ -2,10 +2,12 @@ package io.stepline.ingest.topology;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.opentelemetry.proto.resource.v1.Resource;
@@ -111,9 +113,14 @@ public final class StepAssembler {
                 }
             }
         }
+        // the instance's waiting orphan phases, looked up once per message rather than once per step
+        Set<String> orphanKeys = new HashSet<>();
+        if (!steps.isEmpty()) {
+            state.withPrefix("o|" + inst + "|").forEach(e -> orphanKeys.add(e.getKey()));
+        }
         for (FragmentSpan step : steps) {
             List<FragmentSpan> kids = childrenByParent.remove(step.idKey());
-            formA(step, kids == null ? new ArrayList<>() : kids, id, seen, fragment.resource(), nowMs, state, out);
+            formA(step, kids == null ? new ArrayList<>() : kids, id, seen, orphanKeys, fragment.resource(), nowMs, state, out);
         }
         seen.save();
         // phase spans whose step was not in this message: attach to a pending step, or wait for it
@@ -145,13 +152,13 @@ public final class StepAssembler {
         }
     }
 
-    private void formA(FragmentSpan step, List<FragmentSpan> kids, InstanceIdentity id, SeenSteps seen, Resource resource, long nowMs,
-                       State state, Output out) {
+    private void formA(FragmentSpan step, List<FragmentSpan> kids, InstanceIdentity id, SeenSteps seen, Set<String> orphanKeys,
+                       Resource resource, long nowMs, State state, Output out) {
         String inst = id.instanceId();
         String spanHex = step.spanIdHex();
-        String okey = "o|" + inst + "|" + spanHex;
-        byte[] orphans = state.get(okey);
-        if (orphans != null) {
+        String okey = orphanKeys.isEmpty() ? null : "o|" + inst + "|" + spanHex;
+        if (okey != null && orphanKeys.remove(okey)) {
+            byte[] orphans = state.get(okey);
             kids.addAll(FragmentSpan.of(parse(orphans).getScopeSpans(0).getSpansList()));
             state.delete(okey);
         }
