@@ -23,7 +23,8 @@ public final class StepMapper {
     public static final Set<String> RANK_PHASES = Set.of("ModelRunner::Preprocess", "ModelRunner::Forward", "ModelRunner::Sample", "ModelRunner::Postprocess");
     /**
      * Every key {@link #batchSummary} reads: what {@link StepSummaryValues} keeps of a step span read
-     * from bytes. In the order of seeds/000 §C.2, which is the order producers write them in.
+     * from bytes. In the order of the seeds/000 §C.2 tables, the order the simulator writes them in,
+     * which the reader tries first.
      */
     static final List<String> BATCH_SUMMARY_KEYS = List.of("step.id", "step.ts_start_ns", "step.ts_end_ns", "step.duration_us",
             "queue.running_depth", "queue.waiting_depth", "batch.num_prefill_reqs", "batch.num_decode_reqs", "batch.scheduled_tokens",
