@@ -1,14 +1,20 @@
 package io.stepline.schemas;
 
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 
 import org.apache.avro.Schema;
+import org.apache.avro.SchemaNormalization;
+import org.apache.avro.io.BinaryEncoder;
+import org.apache.avro.io.DatumWriter;
+import org.apache.avro.io.EncoderFactory;
 import org.apache.avro.message.BinaryMessageDecoder;
-import org.apache.avro.message.BinaryMessageEncoder;
 import org.apache.avro.specific.SpecificData;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.common.errors.SerializationException;
@@ -23,7 +29,7 @@ import org.apache.kafka.common.serialization.Serializer;
  * {@link SchemaHistory} knows is registered with the decoder so that records written by an
  * older producer are resolved to the current reader schema.
  *
- * <p>Instances are thread-safe: Avro's message encoder and decoder keep per-thread buffers.
+ * <p>Instances are thread-safe: the encoder and Avro's message decoder keep per-thread buffers.
  */
 public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
 
@@ -31,15 +37,29 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
         TrustedPackages.ensureTrusted();
     }
 
+    /** Per thread: the bytes of the record being encoded, and Avro's buffering encoder writing them. */
+    private static final ThreadLocal<EncodeBuffer> BUFFER = ThreadLocal.withInitial(EncodeBuffer::new);
+
     private final Class<T> type;
-    private final BinaryMessageEncoder<T> encoder;
+    /** Single-object encoding's header: C3 01, then the schema's parsing fingerprint, little-endian. */
+    private final byte[] header;
+    private final DatumWriter<T> writer;
     private final BinaryMessageDecoder<T> decoder;
 
     private AvroSerde(Class<T> type, Schema readerSchema, List<Schema> olderWriterSchemas) {
         this.type = type;
-        SpecificData model = new SpecificData(type.getClassLoader());
-        this.encoder = new BinaryMessageEncoder<>(model, readerSchema);
-        this.decoder = new BinaryMessageDecoder<>(model, readerSchema);
+        this.header = ByteBuffer.allocate(10).order(ByteOrder.LITTLE_ENDIAN).put((byte) 0xC3).put((byte) 0x01)
+                .putLong(SchemaNormalization.parsingFingerprint64(readerSchema)).array();
+        // Writing uses the generated classes' own encoders: the same bytes as the generic writer,
+        // without its per-field schema walk; and a buffering encoder instead of Avro's message
+        // encoder, whose direct encoder makes a synchronized stream write per field. Reading keeps
+        // the generic resolver, which resolves records written with older schemas.
+        SpecificData writeModel = new SpecificData(type.getClassLoader());
+        writeModel.setCustomCoders(true);
+        @SuppressWarnings("unchecked")
+        DatumWriter<T> w = (DatumWriter<T>) writeModel.createDatumWriter(readerSchema);
+        this.writer = w;
+        this.decoder = new BinaryMessageDecoder<>(new SpecificData(type.getClassLoader()), readerSchema);
         for (Schema older : olderWriterSchemas) {
             decoder.addSchema(older);
         }
@@ -62,12 +82,17 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
         return type;
     }
 
+    /** The record in Avro single-object encoding. */
     public byte[] encode(T record) {
+        EncodeBuffer buf = BUFFER.get();
         try {
-            ByteBuffer buf = encoder.encode(record);
-            byte[] out = new byte[buf.remaining()];
-            buf.get(out);
-            return out;
+            // configured first: it flushes what a failed earlier write left in it, discarded here
+            buf.encoder = EncoderFactory.get().binaryEncoder(buf, buf.encoder);
+            buf.count = 0;
+            buf.write(header);
+            writer.write(record, buf.encoder);
+            buf.encoder.flush();
+            return Arrays.copyOf(buf.bytes, buf.count);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot encode " + type.getSimpleName(), e);
         }
@@ -85,6 +110,32 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
         } catch (IOException | RuntimeException e) {
             throw new SerializationException(
                     "not a " + type.getSimpleName() + " in Avro single-object encoding: " + e.getMessage(), e);
+        }
+    }
+
+    /** A growable byte array without ByteArrayOutputStream's locking. */
+    private static final class EncodeBuffer extends OutputStream {
+        byte[] bytes = new byte[4096];
+        int count;
+        BinaryEncoder encoder;
+
+        @Override
+        public void write(int b) {
+            ensure(1);
+            bytes[count++] = (byte) b;
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+            ensure(len);
+            System.arraycopy(b, off, bytes, count, len);
+            count += len;
+        }
+
+        private void ensure(int more) {
+            if (count + more > bytes.length) {
+                bytes = Arrays.copyOf(bytes, Math.max(2 * bytes.length, count + more));
+            }
         }
     }
 

@@ -8,6 +8,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
+import org.apache.avro.message.BinaryMessageEncoder;
+import org.apache.avro.specific.SpecificData;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.common.errors.SerializationException;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -34,6 +36,17 @@ class SerdeRoundTripTest {
         assertThat(bytes[1]).isEqualTo((byte) 0x01);
         Object back = serde.deserializer().deserialize("t", bytes);
         assertThat(back).isEqualTo(record);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("everyRecordType")
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    void generatedEncodersWriteTheBytesOfAvrosGenericWriter(SpecificRecord record) throws Exception {
+        ByteBuffer generic = new BinaryMessageEncoder<>(new SpecificData(), record.getSchema()).encode(record);
+        byte[] expected = new byte[generic.remaining()];
+        generic.get(expected);
+        AvroSerde serde = AvroSerde.of(record.getClass());
+        assertThat(serde.encode(record)).isEqualTo(expected);
     }
 
     @ParameterizedTest(name = "{0}")

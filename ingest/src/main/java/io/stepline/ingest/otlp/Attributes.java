@@ -11,33 +11,60 @@ import io.stepline.ingest.validation.Rejection;
 
 /** Typed, validated access to an OTLP attribute list; errors name the attribute and what was wrong. */
 public final class Attributes {
-    private final Map<String, AnyValue> values;
+    /**
+     * The raw values of an attribute list by key: decoded OTLP objects, or values read straight
+     * from the protobuf bytes ({@link StepSummaryValues}). The checks and messages are all here.
+     */
+    interface Values {
+        /** The value's type; null when the key is absent, VALUE_NOT_SET when its value is empty. */
+        AnyValue.ValueCase valueCase(String key);
+
+        long intValue(String key);
+
+        double doubleValue(String key);
+
+        String stringValue(String key);
+    }
+
+    private final Values values;
     private final String where;
 
-    private Attributes(Map<String, AnyValue> values, String where) {
+    private Attributes(Values values, String where) {
         this.values = values;
         this.where = where;
     }
 
     public static Attributes of(List<KeyValue> kvs, String where) {
+        return new Attributes(new Decoded(byKey(kvs)), where);
+    }
+
+    static Attributes of(Values values, String where) {
+        return new Attributes(values, where);
+    }
+
+    /** The last value of every key, as OTLP says a repeated key means. */
+    private static Map<String, AnyValue> byKey(List<KeyValue> kvs) {
         Map<String, AnyValue> m = new HashMap<>(kvs.size() * 2);
         for (KeyValue kv : kvs) {
             m.put(kv.getKey(), kv.getValue());
         }
-        return new Attributes(m, where);
+        return m;
     }
 
     public boolean has(String key) {
-        AnyValue v = values.get(key);
-        return v != null && v.getValueCase() != AnyValue.ValueCase.VALUE_NOT_SET;
+        return isSet(values.valueCase(key));
+    }
+
+    private static boolean isSet(AnyValue.ValueCase c) {
+        return c != null && c != AnyValue.ValueCase.VALUE_NOT_SET;
     }
 
     public long requireLong(String key) {
-        AnyValue v = values.get(key);
-        if (v == null || v.getValueCase() == AnyValue.ValueCase.VALUE_NOT_SET) {
+        AnyValue.ValueCase c = values.valueCase(key);
+        if (!isSet(c)) {
             throw new Rejection(Rejection.MISSING_ATTRIBUTE, where + ": missing required attribute " + key);
         }
-        return asLong(key, v);
+        return asLong(key, c);
     }
 
     public int requireInt(String key) {
@@ -49,11 +76,11 @@ public final class Attributes {
     }
 
     public Long optLong(String key) {
-        AnyValue v = values.get(key);
-        if (v == null || v.getValueCase() == AnyValue.ValueCase.VALUE_NOT_SET) {
+        AnyValue.ValueCase c = values.valueCase(key);
+        if (!isSet(c)) {
             return null;
         }
-        return asLong(key, v);
+        return asLong(key, c);
     }
 
     public Integer optInt(String key) {
@@ -68,30 +95,30 @@ public final class Attributes {
     }
 
     public double requireDouble(String key) {
-        AnyValue v = values.get(key);
-        if (v == null || v.getValueCase() == AnyValue.ValueCase.VALUE_NOT_SET) {
+        AnyValue.ValueCase c = values.valueCase(key);
+        if (!isSet(c)) {
             throw new Rejection(Rejection.MISSING_ATTRIBUTE, where + ": missing required attribute " + key);
         }
-        return asDouble(key, v);
+        return asDouble(key, c);
     }
 
     public Double optDouble(String key) {
-        AnyValue v = values.get(key);
-        if (v == null || v.getValueCase() == AnyValue.ValueCase.VALUE_NOT_SET) {
+        AnyValue.ValueCase c = values.valueCase(key);
+        if (!isSet(c)) {
             return null;
         }
-        return asDouble(key, v);
+        return asDouble(key, c);
     }
 
     public String optString(String key) {
-        AnyValue v = values.get(key);
-        if (v == null || v.getValueCase() == AnyValue.ValueCase.VALUE_NOT_SET) {
+        AnyValue.ValueCase c = values.valueCase(key);
+        if (!isSet(c)) {
             return null;
         }
-        if (v.getValueCase() != AnyValue.ValueCase.STRING_VALUE) {
-            throw new Rejection(Rejection.WRONG_ATTRIBUTE_TYPE, where + ": " + key + " must be a string, got " + v.getValueCase());
+        if (c != AnyValue.ValueCase.STRING_VALUE) {
+            throw new Rejection(Rejection.WRONG_ATTRIBUTE_TYPE, where + ": " + key + " must be a string, got " + c);
         }
-        return v.getStringValue();
+        return values.stringValue(key);
     }
 
     public String requireString(String key) {
@@ -103,9 +130,9 @@ public final class Attributes {
     }
 
     /** Every attribute as a string, for the free-form map of a request event. */
-    public Map<String, String> asStrings() {
+    public static Map<String, String> asStrings(List<KeyValue> kvs) {
         Map<String, String> out = new HashMap<>();
-        values.forEach((k, v) -> out.put(k, switch (v.getValueCase()) {
+        byKey(kvs).forEach((k, v) -> out.put(k, switch (v.getValueCase()) {
             case STRING_VALUE -> v.getStringValue();
             case INT_VALUE -> Long.toString(v.getIntValue());
             case DOUBLE_VALUE -> Double.toString(v.getDoubleValue());
@@ -115,18 +142,42 @@ public final class Attributes {
         return out;
     }
 
-    private long asLong(String key, AnyValue v) {
-        if (v.getValueCase() == AnyValue.ValueCase.INT_VALUE) {
-            return v.getIntValue();
+    private long asLong(String key, AnyValue.ValueCase c) {
+        if (c == AnyValue.ValueCase.INT_VALUE) {
+            return values.intValue(key);
         }
-        throw new Rejection(Rejection.WRONG_ATTRIBUTE_TYPE, where + ": " + key + " must be an int, got " + v.getValueCase());
+        throw new Rejection(Rejection.WRONG_ATTRIBUTE_TYPE, where + ": " + key + " must be an int, got " + c);
     }
 
-    private double asDouble(String key, AnyValue v) {
-        return switch (v.getValueCase()) {
-            case DOUBLE_VALUE -> v.getDoubleValue();
-            case INT_VALUE -> v.getIntValue();
-            default -> throw new Rejection(Rejection.WRONG_ATTRIBUTE_TYPE, where + ": " + key + " must be a double, got " + v.getValueCase());
+    private double asDouble(String key, AnyValue.ValueCase c) {
+        return switch (c) {
+            case DOUBLE_VALUE -> values.doubleValue(key);
+            case INT_VALUE -> values.intValue(key);
+            default -> throw new Rejection(Rejection.WRONG_ATTRIBUTE_TYPE, where + ": " + key + " must be a double, got " + c);
         };
+    }
+
+    /** Values of decoded OTLP objects. */
+    private record Decoded(Map<String, AnyValue> byKey) implements Values {
+        @Override
+        public AnyValue.ValueCase valueCase(String key) {
+            AnyValue v = byKey.get(key);
+            return v == null ? null : v.getValueCase();
+        }
+
+        @Override
+        public long intValue(String key) {
+            return byKey.get(key).getIntValue();
+        }
+
+        @Override
+        public double doubleValue(String key) {
+            return byKey.get(key).getDoubleValue();
+        }
+
+        @Override
+        public String stringValue(String key) {
+            return byKey.get(key).getStringValue();
+        }
     }
 }

@@ -1,8 +1,11 @@
 package io.stepline.ingest.otlp;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 
 import com.google.protobuf.InvalidProtocolBufferException;
+import io.opentelemetry.proto.trace.v1.ResourceSpans;
 import io.opentelemetry.proto.trace.v1.TracesData;
 
 import io.stepline.ingest.validation.Rejection;
@@ -24,6 +27,37 @@ public final class OtlpDecoder {
             return json(bytes);
         }
         return protobuf(bytes);
+    }
+
+    /**
+     * The message's resources, as {@link #decode} would give them: protobuf is read by
+     * {@link OtlpSpanReader} when it can, and otherwise decoded (or rejected) by {@link #decode}.
+     */
+    public static List<SpanFragment> fragments(byte[] bytes) {
+        if (bytes != null && bytes.length > 0 && !looksLikeJson(bytes)) {
+            List<SpanFragment> read = OtlpSpanReader.traces(bytes);
+            if (read != null) {
+                return read;
+            }
+        }
+        List<SpanFragment> out = new ArrayList<>();
+        for (ResourceSpans rs : decode(bytes).getResourceSpansList()) {
+            out.add(SpanFragment.of(rs));
+        }
+        return out;
+    }
+
+    /** One encoded {@code ResourceSpans} (a fragment re-keyed through a topic). */
+    public static SpanFragment fragment(byte[] bytes) {
+        SpanFragment read = OtlpSpanReader.resourceSpans(bytes);
+        if (read != null) {
+            return read;
+        }
+        try {
+            return SpanFragment.of(ResourceSpans.parseFrom(bytes));
+        } catch (InvalidProtocolBufferException e) {
+            throw new Rejection(Rejection.MALFORMED_PROTOBUF, "fragment not decodable: " + e.getMessage());
+        }
     }
 
     public static TracesData protobuf(byte[] bytes) {

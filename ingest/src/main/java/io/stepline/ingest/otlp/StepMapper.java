@@ -1,11 +1,9 @@
 package io.stepline.ingest.otlp;
 
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
 
-import io.opentelemetry.proto.common.v1.KeyValue;
 import io.opentelemetry.proto.trace.v1.Span;
 
 import io.stepline.events.LatencySource;
@@ -23,9 +21,18 @@ public final class StepMapper {
     public static final String BATCH_SUMMARY = "step.BATCH_SUMMARY";
     public static final Set<String> ENGINE_PHASES = Set.of("EngineCore::Schedule", "EngineCore::Execute", "EngineCore::Output");
     public static final Set<String> RANK_PHASES = Set.of("ModelRunner::Preprocess", "ModelRunner::Forward", "ModelRunner::Sample", "ModelRunner::Postprocess");
+    /**
+     * Every key {@link #batchSummary} reads: what {@link StepSummaryValues} keeps of a step span read
+     * from bytes. In the order of the seeds/000 §C.2 tables, the order the simulator writes them in,
+     * which the reader tries first.
+     */
+    static final List<String> BATCH_SUMMARY_KEYS = List.of("step.id", "step.ts_start_ns", "step.ts_end_ns", "step.duration_us",
+            "queue.running_depth", "queue.waiting_depth", "batch.num_prefill_reqs", "batch.num_decode_reqs", "batch.scheduled_tokens",
+            "batch.prefill_tokens", "batch.decode_tokens", "batch.num_finished", "batch.num_preempted", "kv.usage_gpu_ratio",
+            "kv.blocks_total_gpu", "kv.blocks_free_gpu", "kv.blocks_cpu_offload", "kv.blocks_disk_offload", "batch.decode_context_tokens",
+            "step.latency_ns", "step.latency_us");
     /** An hour: no engine step takes longer; anything above is a broken clock or unit. */
     static final long MAX_STEP_NS = 3_600_000_000_000L;
-    private static final HexFormat HEX = HexFormat.of();
 
     private StepMapper() {}
 
@@ -33,9 +40,8 @@ public final class StepMapper {
         return ENGINE_PHASES.contains(name) || RANK_PHASES.contains(name);
     }
 
-    /** The batch summary of {@code attrs} into a builder (identity and timing left to the caller). */
-    public static StepRecord.Builder batchSummary(List<KeyValue> attrs, InstanceIdentity id, String where) {
-        Attributes a = Attributes.of(attrs, where);
+    /** The batch summary of {@code a} into a builder (identity and timing left to the caller). */
+    static StepRecord.Builder batchSummary(Attributes a, InstanceIdentity id, String where) {
         StepRecord.Builder b = StepRecord.newBuilder()
                 .setInstanceId(id.instanceId()).setRole(id.role())
                 .setStepId(a.requireLong("step.id"))
@@ -74,41 +80,45 @@ public final class StepMapper {
     }
 
     static void checkInvariants(StepRecord.Builder b, String where) {
-        String w = where + " (step " + b.getStepId() + ")";
         if (b.getStepId() < 0) {
-            throw new Rejection(Rejection.INVARIANT_VIOLATED, w + ": step.id < 0");
+            throw invariant(b, where, "step.id < 0");
         }
         if (b.getDurationUs() < 0 || b.getTsEndNs() < b.getTsStartNs()) {
-            throw new Rejection(Rejection.INVARIANT_VIOLATED, w + ": negative step duration");
+            throw invariant(b, where, "negative step duration");
         }
-        for (int v : new int[] {b.getRunningDepth(), b.getWaitingDepth(), b.getNumPrefillReqs(), b.getNumDecodeReqs(),
-                b.getScheduledTokens(), b.getPrefillTokens(), b.getDecodeTokens(), b.getNumFinished(), b.getNumPreempted()}) {
-            if (v < 0) {
-                throw new Rejection(Rejection.INVARIANT_VIOLATED, w + ": a queue or batch count is negative");
-            }
+        if (b.getRunningDepth() < 0 || b.getWaitingDepth() < 0 || b.getNumPrefillReqs() < 0 || b.getNumDecodeReqs() < 0
+                || b.getScheduledTokens() < 0 || b.getPrefillTokens() < 0 || b.getDecodeTokens() < 0 || b.getNumFinished() < 0
+                || b.getNumPreempted() < 0) {
+            throw invariant(b, where, "a queue or batch count is negative");
         }
         if (b.getNumPrefillReqs() + b.getNumDecodeReqs() > b.getRunningDepth()) {
-            throw new Rejection(Rejection.INVARIANT_VIOLATED, w + ": num_prefill_reqs + num_decode_reqs > running_depth");
+            throw invariant(b, where, "num_prefill_reqs + num_decode_reqs > running_depth");
         }
         double ratio = b.getKvUsageGpuRatio();
         if (!(ratio >= 0 && ratio <= 1)) {
-            throw new Rejection(Rejection.INVARIANT_VIOLATED, w + ": kv.usage_gpu_ratio " + ratio + " outside [0, 1]");
+            throw invariant(b, where, "kv.usage_gpu_ratio " + ratio + " outside [0, 1]");
         }
         if (b.getKvBlocksFreeGpu() < 0 || b.getKvBlocksTotalGpu() < b.getKvBlocksFreeGpu()) {
-            throw new Rejection(Rejection.INVARIANT_VIOLATED, w + ": kv.blocks_free_gpu outside [0, kv.blocks_total_gpu]");
+            throw invariant(b, where, "kv.blocks_free_gpu outside [0, kv.blocks_total_gpu]");
         }
         // prefill + decode == scheduled is "expected", not required (speculative decoding): only reject the impossible
         if (b.getPrefillTokens() + (long) b.getDecodeTokens() > 4L * Math.max(1, b.getScheduledTokens()) + 1024) {
-            throw new Rejection(Rejection.ABSURD_VALUE, w + ": prefill + decode tokens far above scheduled tokens");
+            throw new Rejection(Rejection.ABSURD_VALUE, where + " (step " + b.getStepId() + "): prefill + decode tokens far above scheduled tokens");
         }
     }
 
+    /** Built only when a check fails: the message costs more than the checks. */
+    private static Rejection invariant(StepRecord.Builder b, String where, String what) {
+        return new Rejection(Rejection.INVARIANT_VIOLATED, where + " (step " + b.getStepId() + "): " + what);
+    }
+
     /** Form A: an EngineCore::Step span and the phase spans found for it. */
-    public static StepRecord formA(Span step, List<Span> children, InstanceIdentity id) {
-        String where = STEP_SPAN + " span " + HEX.formatHex(step.getSpanId().toByteArray());
-        StepRecord.Builder b = batchSummary(step.getAttributesList(), id, where);
-        long start = step.getStartTimeUnixNano();
-        long end = step.getEndTimeUnixNano();
+    public static StepRecord formA(FragmentSpan step, List<FragmentSpan> children, InstanceIdentity id) {
+        String spanHex = step.spanIdHex();
+        String where = STEP_SPAN + " span " + spanHex;
+        StepRecord.Builder b = batchSummary(step.attributes(where), id, where);
+        long start = step.startTimeUnixNano();
+        long end = step.endTimeUnixNano();
         if (end < start) {
             throw new Rejection(Rejection.INVARIANT_VIOLATED, where + ": span ends before it starts");
         }
@@ -119,25 +129,19 @@ public final class StepMapper {
         if (b.getLatencySource() != LatencySource.EXPLICIT) {
             b.setLatencyNs(end - start).setLatencySource(LatencySource.STEP_SPAN);
         }
-        b.setTraceId(HEX.formatHex(step.getTraceId().toByteArray())).setSpanId(HEX.formatHex(step.getSpanId().toByteArray()));
+        b.setTraceId(step.traceIdHex()).setSpanId(spanHex);
         b.setPhases(phases(children));
         return b.build();
     }
 
-    static List<PhaseSpan> phases(List<Span> children) {
+    static List<PhaseSpan> phases(List<FragmentSpan> children) {
         List<PhaseSpan> out = new ArrayList<>(children.size());
-        for (Span c : children) {
-            Integer rank = null;
-            for (KeyValue kv : c.getAttributesList()) {
-                if (kv.getKey().equals("worker.rank") && kv.getValue().hasIntValue()) {
-                    rank = (int) kv.getValue().getIntValue();
-                }
-            }
-            long d = c.getEndTimeUnixNano() - c.getStartTimeUnixNano();
+        for (FragmentSpan c : children) {
+            long d = c.endTimeUnixNano() - c.startTimeUnixNano();
             if (d < 0) {
-                throw new Rejection(Rejection.INVARIANT_VIOLATED, "phase span " + c.getName() + " ends before it starts");
+                throw new Rejection(Rejection.INVARIANT_VIOLATED, "phase span " + c.name() + " ends before it starts");
             }
-            out.add(new PhaseSpan(c.getName(), rank, c.getStartTimeUnixNano(), d));
+            out.add(new PhaseSpan(c.name(), c.workerRank(), c.startTimeUnixNano(), d));
         }
         out.sort((x, y) -> {
             int c = Long.compare(x.getStartUnixNano(), y.getStartUnixNano());
@@ -151,7 +155,8 @@ public final class StepMapper {
 
     /** Form B: one step.BATCH_SUMMARY event; latency is filled in when the next step is seen. */
     public static StepRecord.Builder formB(Span.Event event, InstanceIdentity id) {
-        StepRecord.Builder b = batchSummary(event.getAttributesList(), id, BATCH_SUMMARY + " event");
+        String where = BATCH_SUMMARY + " event";
+        StepRecord.Builder b = batchSummary(Attributes.of(event.getAttributesList(), where), id, where);
         b.setStartUnixNano(event.getTimeUnixNano());
         if (b.getLatencySource() == LatencySource.EXPLICIT) {
             b.setEndUnixNano(event.getTimeUnixNano() + b.getLatencyNs());

@@ -7,8 +7,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
-import io.opentelemetry.proto.trace.v1.ResourceSpans;
-import io.opentelemetry.proto.trace.v1.TracesData;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.KeyValue;
@@ -30,8 +28,8 @@ import org.apache.kafka.streams.state.Stores;
 
 import io.stepline.events.RequestEvent;
 import io.stepline.events.StepRecord;
-import io.stepline.ingest.otlp.InstanceIdentity;
 import io.stepline.ingest.otlp.OtlpDecoder;
+import io.stepline.ingest.otlp.SpanFragment;
 import io.stepline.ingest.validation.DeadLetters;
 import io.stepline.ingest.validation.Rejection;
 import io.stepline.schemas.Topics;
@@ -49,7 +47,7 @@ import io.stepline.schemas.Topics;
  * </pre>
  * The assembler needs all of an instance's spans in one task. A message that its producer keyed
  * by instance id with the default partitioner is already in that task (Stepline's simulator,
- * receivers and file ingest write that way), so its fragments are assembled at once, still decoded.
+ * receivers and file ingest write that way), so its fragments are assembled at once, as read.
  * The Collector keys by trace id or not at all: those fragments take the by-instance repartition
  * first. Both paths end in the same task because the repartition topic has as many partitions as
  * otlp_spans and uses the same partitioner.
@@ -123,14 +121,14 @@ public final class IngestTopology {
         @Override
         public void process(Record<byte[], byte[]> record) {
             try {
-                TracesData td = OtlpDecoder.decode(record.value());
-                for (ResourceSpans rs : td.getResourceSpansList()) {
+                for (SpanFragment fragment : OtlpDecoder.fragments(record.value())) {
                     try {
-                        String instance = InstanceIdentity.of(rs.getResource()).instanceId();
-                        Routed fragment = inItsTask(record, instance) ? Routed.local(rs) : Routed.of(Routed.Kind.REMOTE_FRAGMENT, rs.toByteArray());
-                        ctx.forward(record.withKey(instance).withValue(fragment));
+                        String instance = fragment.identity().instanceId();
+                        Routed routed = inItsTask(record, instance) ? Routed.local(fragment)
+                                : Routed.of(Routed.Kind.REMOTE_FRAGMENT, fragment.resourceSpans().toByteArray());
+                        ctx.forward(record.withKey(instance).withValue(routed));
                     } catch (Rejection r) {
-                        dead(record, r, rs.toByteArray());
+                        dead(record, r, fragment.resourceSpans().toByteArray());
                     }
                 }
             } catch (Rejection r) {
@@ -227,16 +225,16 @@ public final class IngestTopology {
         @Override
         public void process(Record<String, Routed> record) {
             timestamp = record.timestamp();
-            ResourceSpans rs = record.value().spans();
-            if (rs == null) {
+            SpanFragment fragment = record.value().fragment();
+            if (fragment == null) {
                 try {
-                    rs = ResourceSpans.parseFrom(record.value().bytes());
-                } catch (com.google.protobuf.InvalidProtocolBufferException e) {
-                    output.reject(new Rejection(Rejection.MALFORMED_PROTOBUF, "fragment not decodable: " + e.getMessage()), record.value().bytes());
+                    fragment = OtlpDecoder.fragment(record.value().bytes());
+                } catch (Rejection r) {
+                    output.reject(r, record.value().bytes());
                     return;
                 }
             }
-            assembler.accept(rs, System.currentTimeMillis(), state, output);
+            assembler.accept(fragment, System.currentTimeMillis(), state, output);
         }
     }
 }

@@ -2,13 +2,15 @@ package io.stepline.ingest.topology;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.HashMap;
+import java.util.HashSet;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
-import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
+import io.opentelemetry.proto.resource.v1.Resource;
 import io.opentelemetry.proto.trace.v1.ResourceSpans;
 import io.opentelemetry.proto.trace.v1.ScopeSpans;
 import io.opentelemetry.proto.trace.v1.Span;
@@ -16,8 +18,10 @@ import io.opentelemetry.proto.trace.v1.Span;
 import io.stepline.events.LatencySource;
 import io.stepline.events.RequestEvent;
 import io.stepline.events.StepRecord;
+import io.stepline.ingest.otlp.FragmentSpan;
 import io.stepline.ingest.otlp.InstanceIdentity;
 import io.stepline.ingest.otlp.RequestMapper;
+import io.stepline.ingest.otlp.SpanFragment;
 import io.stepline.ingest.otlp.StepMapper;
 import io.stepline.ingest.validation.Rejection;
 import io.stepline.schemas.Serdes;
@@ -70,49 +74,65 @@ public final class StepAssembler {
     }
 
     public void accept(ResourceSpans rs, long nowMs, State state, Output out) {
+        accept(SpanFragment.of(rs), nowMs, state, out);
+    }
+
+    public void accept(SpanFragment fragment, long nowMs, State state, Output out) {
         InstanceIdentity id;
         try {
-            id = InstanceIdentity.of(rs.getResource());
+            id = fragment.identity();
         } catch (Rejection r) {
-            out.reject(r, rs.toByteArray());
+            out.reject(r, fragment.resourceSpans().toByteArray());
             return;
         }
         String inst = id.instanceId();
-        Map<ByteString, List<Span>> childrenByParent = new HashMap<>();
-        List<Span> steps = new ArrayList<>();
-        for (ScopeSpans ss : rs.getScopeSpansList()) {
-            for (Span s : ss.getSpansList()) {
-                if (s.getName().equals(StepMapper.STEP_SPAN)) {
-                    steps.add(s);
-                } else if (StepMapper.isPhase(s.getName())) {
-                    childrenByParent.computeIfAbsent(s.getParentSpanId(), k -> new ArrayList<>()).add(s);
-                }
-                List<Rejection> bad = new ArrayList<>();
-                for (RequestEvent e : RequestMapper.fromSpan(s, id, bad)) {
-                    out.request(e);
-                }
-                for (Rejection r : bad) {
-                    out.reject(r, s.toByteArray());
-                }
-                for (Span.Event e : s.getEventsList()) {
-                    if (e.getName().equals(StepMapper.BATCH_SUMMARY)) {
-                        formB(e, id, nowMs, state, out);
-                    }
+        // in order of first arrival, so that steps completed by phases of one message leave in message order
+        Map<Object, List<FragmentSpan>> childrenByParent = new LinkedHashMap<>();
+        List<FragmentSpan> steps = new ArrayList<>();
+        SeenSteps seen = new SeenSteps(inst, state);
+        for (FragmentSpan fs : fragment.spans()) {
+            if (fs.kind() == FragmentSpan.Kind.STEP) {
+                steps.add(fs);
+            } else if (fs.kind() == FragmentSpan.Kind.PHASE) {
+                childrenByParent.computeIfAbsent(fs.parentKey(), k -> new ArrayList<>()).add(fs);
+            }
+            if (!fs.isDecoded()) {
+                continue; // read from bytes: no events, not an llm_request
+            }
+            Span s = fs.span();
+            List<Rejection> bad = new ArrayList<>();
+            for (RequestEvent e : RequestMapper.fromSpan(s, id, bad)) {
+                out.request(e);
+            }
+            for (Rejection r : bad) {
+                out.reject(r, s.toByteArray());
+            }
+            for (Span.Event e : s.getEventsList()) {
+                if (e.getName().equals(StepMapper.BATCH_SUMMARY)) {
+                    formB(e, id, seen, nowMs, state, out);
                 }
             }
         }
-        for (Span step : steps) {
-            List<Span> kids = childrenByParent.remove(step.getSpanId());
-            formA(step, kids == null ? new ArrayList<>() : kids, id, rs, nowMs, state, out);
+        // the instance's waiting orphan phases, looked up once per message rather than once per step
+        Set<String> orphanKeys = new HashSet<>();
+        if (!steps.isEmpty()) {
+            state.withPrefix("o|" + inst + "|").forEach(e -> orphanKeys.add(e.getKey()));
         }
+        for (FragmentSpan step : steps) {
+            List<FragmentSpan> kids = childrenByParent.remove(step.idKey());
+            formA(step, kids == null ? new ArrayList<>() : kids, id, seen, orphanKeys, fragment.resource(), nowMs, state, out);
+        }
+        seen.save();
         // phase spans whose step was not in this message: attach to a pending step, or wait for it
-        for (Map.Entry<ByteString, List<Span>> e : childrenByParent.entrySet()) {
-            String pkey = "p|" + inst + "|" + HEX.formatHex(e.getKey().toByteArray());
+        for (List<FragmentSpan> phases : childrenByParent.values()) {
+            List<Span> spans = FragmentSpan.spans(phases);
+            String parentHex = HEX.formatHex(spans.get(0).getParentSpanId().toByteArray());
+            String pkey = "p|" + inst + "|" + parentHex;
             byte[] pending = state.get(pkey);
             if (pending != null) {
                 ResourceSpans held = parse(pending);
                 ResourceSpans.Builder b = held.toBuilder();
-                b.getScopeSpansBuilder(0).addAllSpans(e.getValue());
+                b.getScopeSpansBuilder(0).addAllSpans(spans);
                 ResourceSpans merged = b.build();
                 if (complete(merged, id)) {
                     state.delete(pkey);
@@ -121,48 +141,49 @@ public final class StepAssembler {
                     state.put(pkey, withTime(arrival(pending), merged));
                 }
             } else {
-                String okey = "o|" + inst + "|" + HEX.formatHex(e.getKey().toByteArray());
+                String okey = "o|" + inst + "|" + parentHex;
                 byte[] orphans = state.get(okey);
                 ResourceSpans.Builder b = orphans == null
-                        ? ResourceSpans.newBuilder().setResource(rs.getResource()).addScopeSpans(ScopeSpans.newBuilder())
+                        ? ResourceSpans.newBuilder().setResource(fragment.resource()).addScopeSpans(ScopeSpans.newBuilder())
                         : parse(orphans).toBuilder();
-                b.getScopeSpansBuilder(0).addAllSpans(e.getValue());
+                b.getScopeSpansBuilder(0).addAllSpans(spans);
                 state.put(okey, withTime(orphans == null ? nowMs : arrival(orphans), b.build()));
             }
         }
     }
 
-    private void formA(Span step, List<Span> kids, InstanceIdentity id, ResourceSpans rs, long nowMs, State state, Output out) {
+    private void formA(FragmentSpan step, List<FragmentSpan> kids, InstanceIdentity id, SeenSteps seen, Set<String> orphanKeys,
+                       Resource resource, long nowMs, State state, Output out) {
         String inst = id.instanceId();
-        String spanHex = HEX.formatHex(step.getSpanId().toByteArray());
-        String okey = "o|" + inst + "|" + spanHex;
-        byte[] orphans = state.get(okey);
-        if (orphans != null) {
-            kids.addAll(parse(orphans).getScopeSpans(0).getSpansList());
+        String spanHex = step.spanIdHex();
+        String okey = orphanKeys.isEmpty() ? null : "o|" + inst + "|" + spanHex;
+        if (okey != null && orphanKeys.remove(okey)) {
+            byte[] orphans = state.get(okey);
+            kids.addAll(FragmentSpan.of(parse(orphans).getScopeSpans(0).getSpansList()));
             state.delete(okey);
         }
         StepRecord record;
         try {
             record = StepMapper.formA(step, kids, id);
-            checkForward(inst, record.getStepId(), state);
+            seen.check(record.getStepId());
         } catch (Rejection r) {
-            out.reject(r, step.toByteArray());
+            out.reject(r, step.span().toByteArray());
             return;
         }
         if (complete(kids, id)) {
             out.step(record);
         } else {
-            ResourceSpans held = ResourceSpans.newBuilder().setResource(rs.getResource())
-                    .addScopeSpans(ScopeSpans.newBuilder().addSpans(step).addAllSpans(kids)).build();
+            ResourceSpans held = ResourceSpans.newBuilder().setResource(resource)
+                    .addScopeSpans(ScopeSpans.newBuilder().addSpans(step.span()).addAllSpans(FragmentSpan.spans(kids))).build();
             state.put("p|" + inst + "|" + spanHex, withTime(nowMs, held));
         }
     }
 
-    private void formB(Span.Event e, InstanceIdentity id, long nowMs, State state, Output out) {
+    private void formB(Span.Event e, InstanceIdentity id, SeenSteps seen, long nowMs, State state, Output out) {
         StepRecord.Builder b;
         try {
             b = StepMapper.formB(e, id);
-            checkForward(id.instanceId(), b.getStepId(), state);
+            seen.check(b.getStepId());
         } catch (Rejection r) {
             out.reject(r, e.toByteArray());
             return;
@@ -198,44 +219,70 @@ public final class StepAssembler {
      * trace id), so a step id lower than the highest seen is normal; what is refused is a step seen
      * before (a duplicate, within the last {@link #RECENT_STEPS} ids) and an id so far behind the
      * highest that it cannot be reordering (step.id never resets, seeds/000 §C.2).
+     *
+     * <p>One state value per instance: [highest id][bit ring over the last RECENT_STEPS ids]. It is
+     * read at the first step of a message and written back once after its last (a message carries
+     * dozens of steps), so the state is current whenever Kafka Streams commits, between messages.
      */
-    private static void checkForward(String inst, long stepId, State state) {
-        // one value per instance: [highest id][bit ring over the last RECENT_STEPS ids], so a step
-        // costs one store write (and, with the store's cache, one changelog record per commit)
-        String key = "seen|" + inst;
-        byte[] cur = state.get(key);
-        ByteBuffer v = cur == null ? ByteBuffer.allocate(8 + RECENT_STEPS / 8).putLong(0, -1) : ByteBuffer.wrap(cur.clone());
-        long max = v.getLong(0);
-        if (max >= 0 && stepId < max - MAX_REORDER_STEPS) {
-            throw new Rejection(Rejection.STEP_ID_BACKWARDS, "step id of " + inst + " went backwards: " + stepId + " after " + max);
+    private static final class SeenSteps {
+        private final String inst;
+        private final State state;
+        private ByteBuffer v;
+        private boolean changed;
+
+        SeenSteps(String inst, State state) {
+            this.inst = inst;
+            this.state = state;
         }
-        if (max >= 0 && stepId <= max && stepId > max - RECENT_STEPS && bit(v, stepId)) {
-            throw new Rejection(Rejection.DUPLICATE_STEP, "step " + stepId + " of " + inst + " seen twice");
-        }
-        if (stepId > max) {
-            // ids between the old and the new highest leave the ring's window of RECENT_STEPS: forget them
-            long from = Math.max(max + 1, stepId - RECENT_STEPS + 1);
-            for (long id = from; id <= stepId; id++) {
-                setBit(v, id, false);
+
+        void check(long stepId) {
+            if (v == null) {
+                byte[] cur = state.get(key());
+                v = cur == null ? ByteBuffer.allocate(8 + RECENT_STEPS / 8).putLong(0, -1) : ByteBuffer.wrap(cur.clone());
             }
-            v.putLong(0, stepId);
+            long max = v.getLong(0);
+            if (max >= 0 && stepId < max - MAX_REORDER_STEPS) {
+                throw new Rejection(Rejection.STEP_ID_BACKWARDS, "step id of " + inst + " went backwards: " + stepId + " after " + max);
+            }
+            if (max >= 0 && stepId <= max && stepId > max - RECENT_STEPS && bit(v, stepId)) {
+                throw new Rejection(Rejection.DUPLICATE_STEP, "step " + stepId + " of " + inst + " seen twice");
+            }
+            if (stepId > max) {
+                // ids between the old and the new highest leave the ring's window of RECENT_STEPS: forget them
+                long from = Math.max(max + 1, stepId - RECENT_STEPS + 1);
+                for (long id = from; id <= stepId; id++) {
+                    setBit(v, id, false);
+                }
+                v.putLong(0, stepId);
+            }
+            if (stepId > Math.max(max, stepId) - RECENT_STEPS) {
+                setBit(v, stepId, true);
+            }
+            changed = true;
         }
-        if (stepId > Math.max(max, stepId) - RECENT_STEPS) {
-            setBit(v, stepId, true);
+
+        /** Writes the value back when a step of this message was accepted. */
+        void save() {
+            if (changed) {
+                state.put(key(), v.array());
+            }
         }
-        state.put(key, v.array());
-    }
 
-    private static boolean bit(ByteBuffer v, long id) {
-        int slot = (int) Math.floorMod(id, (long) RECENT_STEPS);
-        return (v.get(8 + slot / 8) & (1 << (slot % 8))) != 0;
-    }
+        private String key() {
+            return "seen|" + inst;
+        }
 
-    private static void setBit(ByteBuffer v, long id, boolean on) {
-        int slot = (int) Math.floorMod(id, (long) RECENT_STEPS);
-        int i = 8 + slot / 8;
-        byte b = v.get(i);
-        v.put(i, (byte) (on ? b | (1 << (slot % 8)) : b & ~(1 << (slot % 8))));
+        private static boolean bit(ByteBuffer v, long id) {
+            int slot = (int) Math.floorMod(id, (long) RECENT_STEPS);
+            return (v.get(8 + slot / 8) & (1 << (slot % 8))) != 0;
+        }
+
+        private static void setBit(ByteBuffer v, long id, boolean on) {
+            int slot = (int) Math.floorMod(id, (long) RECENT_STEPS);
+            int i = 8 + slot / 8;
+            byte b = v.get(i);
+            v.put(i, (byte) (on ? b | (1 << (slot % 8)) : b & ~(1 << (slot % 8))));
+        }
     }
 
     /** Emits what waited longer than the window: steps without all their phases, summaries without a successor. */
@@ -267,22 +314,21 @@ public final class StepAssembler {
     }
 
     private static void emitHeld(ResourceSpans held, InstanceIdentity id, Output out) {
-        List<Span> spans = held.getScopeSpans(0).getSpansList();
-        Span step = spans.get(0);
-        out.step(StepMapper.formA(step, new ArrayList<>(spans.subList(1, spans.size())), id));
+        List<FragmentSpan> spans = FragmentSpan.of(held.getScopeSpans(0).getSpansList());
+        out.step(StepMapper.formA(spans.get(0), spans.subList(1, spans.size()), id));
     }
 
     /** All phases there: the three EngineCore phases and four per rank; with unknown TP, any rank phases. */
     private static boolean complete(ResourceSpans held, InstanceIdentity id) {
-        List<Span> spans = held.getScopeSpans(0).getSpansList();
+        List<FragmentSpan> spans = FragmentSpan.of(held.getScopeSpans(0).getSpansList());
         return complete(spans.subList(1, spans.size()), id);
     }
 
-    private static boolean complete(List<Span> phases, InstanceIdentity id) {
+    private static boolean complete(List<FragmentSpan> phases, InstanceIdentity id) {
         int engine = 0;
         int rank = 0;
-        for (Span phase : phases) {
-            if (StepMapper.ENGINE_PHASES.contains(phase.getName())) {
+        for (FragmentSpan phase : phases) {
+            if (StepMapper.ENGINE_PHASES.contains(phase.name())) {
                 engine++;
             } else {
                 rank++;
