@@ -40,9 +40,6 @@ public final class IngestConfig {
         Properties p = io.stepline.kafka.StreamsApp.baseProperties(applicationId, bootstrapServers, stateDir, commitIntervalMs,
                 16L * 1024 * 1024);
         p.put(org.apache.kafka.streams.StreamsConfig.NUM_STREAM_THREADS_CONFIG, threads);
-        // The producer compresses on the calling thread, here the stream thread, which is what limits
-        // ingest's throughput: trade bytes to the broker for that thread's time.
-        p.put(org.apache.kafka.streams.StreamsConfig.producerPrefix(org.apache.kafka.clients.producer.ProducerConfig.COMPRESSION_TYPE_CONFIG), "none");
         return p;
     }
 
