@@ -12,7 +12,10 @@ import java.util.Objects;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaNormalization;
 import org.apache.avro.io.BinaryEncoder;
+import org.apache.avro.io.BinaryDecoder;
+import org.apache.avro.io.DatumReader;
 import org.apache.avro.io.DatumWriter;
+import org.apache.avro.io.DecoderFactory;
 import org.apache.avro.io.EncoderFactory;
 import org.apache.avro.message.BinaryMessageDecoder;
 import org.apache.avro.specific.SpecificData;
@@ -45,6 +48,8 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
     private final byte[] header;
     private final DatumWriter<T> writer;
     private final BinaryMessageDecoder<T> decoder;
+    /** Per thread: the reader of records written with the current schema, and its decoder. */
+    private final ThreadLocal<CurrentReader<T>> current;
 
     private AvroSerde(Class<T> type, Schema readerSchema, List<Schema> olderWriterSchemas) {
         this.type = type;
@@ -52,13 +57,21 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
                 .putLong(SchemaNormalization.parsingFingerprint64(readerSchema)).array();
         // Writing uses the generated classes' own encoders: the same bytes as the generic writer,
         // without its per-field schema walk; and a buffering encoder instead of Avro's message
-        // encoder, whose direct encoder makes a synchronized stream write per field. Reading keeps
-        // the generic resolver, which resolves records written with older schemas.
+        // encoder, whose direct encoder makes a synchronized stream write per field. Reading uses
+        // them too for records written with the current schema (the header says so), and keeps the
+        // generic resolver for records written with older schemas.
         SpecificData writeModel = new SpecificData(type.getClassLoader());
         writeModel.setCustomCoders(true);
+        // the fast reader builds its own field readers and would not call the custom decoders
+        writeModel.setFastReaderEnabled(false);
         @SuppressWarnings("unchecked")
         DatumWriter<T> w = (DatumWriter<T>) writeModel.createDatumWriter(readerSchema);
         this.writer = w;
+        this.current = ThreadLocal.withInitial(() -> {
+            @SuppressWarnings("unchecked")
+            DatumReader<T> r = (DatumReader<T>) writeModel.createDatumReader(readerSchema);
+            return new CurrentReader<>(r);
+        });
         this.decoder = new BinaryMessageDecoder<>(new SpecificData(type.getClassLoader()), readerSchema);
         for (Schema older : olderWriterSchemas) {
             decoder.addSchema(older);
@@ -106,10 +119,24 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
      */
     public T decode(byte[] bytes) {
         try {
+            if (bytes.length >= header.length && Arrays.equals(bytes, 0, header.length, header, 0, header.length)) {
+                CurrentReader<T> r = current.get();
+                r.in = DecoderFactory.get().binaryDecoder(bytes, header.length, bytes.length - header.length, r.in);
+                return r.reader.read(null, r.in);
+            }
             return decoder.decode(bytes);
         } catch (IOException | RuntimeException e) {
             throw new SerializationException(
                     "not a " + type.getSimpleName() + " in Avro single-object encoding: " + e.getMessage(), e);
+        }
+    }
+
+    private static final class CurrentReader<T> {
+        final DatumReader<T> reader;
+        BinaryDecoder in;
+
+        CurrentReader(DatumReader<T> reader) {
+            this.reader = reader;
         }
     }
 
