@@ -197,11 +197,7 @@ public final class PaperRoofline implements LatencyDetector {
         version = h.getLong();
         steps = h.getLong();
         sinceRefit = h.getInt();
-        for (Map.Entry<String, ByteBuffer> e : parts.entrySet()) {
-            if (e.getKey().startsWith("s")) {
-                ring.restoreSlot(Integer.parseInt(e.getKey().substring(1)), e.getValue().duplicate());
-            }
-        }
+        ring.restore(parts);
         headerDirty = false;
     }
 

@@ -6,6 +6,9 @@ import java.util.Map;
 
 /** A fixed-capacity ring of points (each {@code width} doubles) that remembers which slots changed. */
 final class PointRing {
+    /** Slots per state part. */
+    static final int BLOCK = 16;
+    private static final char BLOCK_MARK = '#';
     private final int capacity;
     private final int width;
     private final double[] data;
@@ -18,7 +21,7 @@ final class PointRing {
         this(capacity, width, "s");
     }
 
-    /** {@code prefix} names this ring's slots in {@link #drainDirty} ("s12"). */
+    /** {@code prefix} names this ring's state parts in {@link #drainDirty} ("s#3"). */
     PointRing(int capacity, int width, String prefix) {
         this.prefix = prefix;
         this.capacity = capacity;
@@ -71,16 +74,48 @@ final class PointRing {
         return ((next - 1 - i) % capacity + capacity) % capacity;
     }
 
+    /**
+     * The changed slots as state parts, {@value #BLOCK} slots a part ("s#3" holds slots 48-63 of the
+     * ring named "s"): a step dirties one slot, so parts per slot made a changelog record per step;
+     * a block is rewritten in the store cache until it is full and reaches the changelog once a commit.
+     */
     void drainDirty(Map<String, ByteBuffer> out) {
         for (int s = dirty.nextSetBit(0); s >= 0; s = dirty.nextSetBit(s + 1)) {
-            ByteBuffer b = ByteBuffer.allocate(width * 8);
-            for (int f = 0; f < width; f++) {
-                b.putDouble(data[s * width + f]);
-            }
-            b.flip();
-            out.put(prefix + s, b);
+            int block = s / BLOCK;
+            int from = block * BLOCK;
+            int to = Math.min(capacity, from + BLOCK);
+            ByteBuffer b = ByteBuffer.allocate((to - from) * width * 8);
+            b.asDoubleBuffer().put(data, from * width, (to - from) * width);
+            out.put(prefix + BLOCK_MARK + block, b);
+            s = to - 1;
         }
         dirty.clear();
+    }
+
+    /**
+     * Restores this ring's slots from the state parts written by {@link #drainDirty}, and from the
+     * per-slot parts ("s12") of versions before blocks: those first, since a block written later is newer.
+     */
+    void restore(Map<String, ByteBuffer> parts) {
+        for (Map.Entry<String, ByteBuffer> e : parts.entrySet()) {
+            String rest = own(e.getKey());
+            if (rest != null && Character.isDigit(rest.charAt(0))) {
+                restoreSlot(Integer.parseInt(rest), e.getValue().duplicate());
+            }
+        }
+        for (Map.Entry<String, ByteBuffer> e : parts.entrySet()) {
+            String rest = own(e.getKey());
+            if (rest != null && rest.charAt(0) == BLOCK_MARK) {
+                int from = Integer.parseInt(rest.substring(1)) * BLOCK;
+                int n = Math.min(capacity - from, e.getValue().remaining() / 8 / width);
+                e.getValue().duplicate().asDoubleBuffer().get(data, from * width, n * width);
+            }
+        }
+    }
+
+    /** What follows this ring's prefix in a part's key, or null if the part is not this ring's. */
+    private String own(String key) {
+        return key.startsWith(prefix) && key.length() > prefix.length() ? key.substring(prefix.length()) : null;
     }
 
     void writeHeader(ByteBuffer b) {
@@ -92,7 +127,7 @@ final class PointRing {
         next = b.getInt();
     }
 
-    void restoreSlot(int slot, ByteBuffer b) {
+    private void restoreSlot(int slot, ByteBuffer b) {
         for (int f = 0; f < width; f++) {
             data[slot * width + f] = b.getDouble();
         }

@@ -747,13 +747,8 @@ public final class RobustRoofline implements LatencyDetector {
             varied[f] = Double.isNaN(c);
             constantValue[f] = varied[f] ? 0 : c;
         }
-        for (Map.Entry<String, ByteBuffer> e : parts.entrySet()) {
-            if (e.getKey().startsWith("s")) {
-                ring.restoreSlot(Integer.parseInt(e.getKey().substring(1)), e.getValue().duplicate());
-            } else if (e.getKey().startsWith("a")) {
-                recentAll.restoreSlot(Integer.parseInt(e.getKey().substring(1)), e.getValue().duplicate());
-            }
-        }
+        ring.restore(parts);
+        recentAll.restore(parts);
         headerDirty = false;
     }
 
