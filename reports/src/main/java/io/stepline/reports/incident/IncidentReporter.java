@@ -260,7 +260,7 @@ public final class IncidentReporter {
                 t.summary(), t.evidence(), run.firstStep, run.lastStep, run.steps, run.startNs, run.endNs, run.maxRatio, t.dominantPhase(),
                 t.dominantGrowth(), t.phaseGrowth(), t.ranks(), t.kernels(), summaries,
                 requests.impacts(in.id, run.firstStep, run.lastStep, settings.ttftSloS(), settings.tpotSloS(), 100),
-                Map.of("ttft_s", settings.ttftSloS(), "tpot_s", settings.tpotSloS()), kernels.size(), before.size());
+                slo(), kernels.size(), before.size());
         PerfettoTrace trace = new PerfettoTrace(in.id, run.startNs);
         for (StepRecord s : steps) {
             trace.step(s);
@@ -302,7 +302,7 @@ public final class IncidentReporter {
                         + (cls == FaultType.UNKNOWN ? "" : " (" + t.summary() + ")"),
                 evidence, a.getStepId() == null ? 0 : a.getStepId(), a.getStepId() == null ? 0 : a.getStepId(), 0, start, a.getEndUnixNano(),
                 a.getDeviationRatio(), null, Double.NaN, Map.of(), t.ranks(), t.kernels(), List.of(), List.of(),
-                Map.of("ttft_s", settings.ttftSloS(), "tpot_s", settings.tpotSloS()), after.size(), before.size());
+                slo(), after.size(), before.size());
         PerfettoTrace trace = new PerfettoTrace(in.id, start);
         for (KernelBatch b : after) {
             trace.kernels(b, " (after)");
@@ -372,5 +372,13 @@ public final class IncidentReporter {
         Map<String, Integer> out = new HashMap<>();
         instances.forEach((k, v) -> out.put(k, v.anomalies.size()));
         return out;
+    }
+
+    /** The SLOs the report applied, in a fixed order (Map.of's order changes from one JVM to the next, and reports are compared across runs). */
+    private Map<String, Double> slo() {
+        Map<String, Double> slo = new LinkedHashMap<>();
+        slo.put("ttft_s", settings.ttftSloS());
+        slo.put("tpot_s", settings.tpotSloS());
+        return slo;
     }
 }
