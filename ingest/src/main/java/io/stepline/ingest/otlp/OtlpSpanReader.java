@@ -9,7 +9,6 @@ import java.util.List;
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.UnsafeByteOperations;
 import io.opentelemetry.proto.common.v1.AnyValue;
-import io.opentelemetry.proto.common.v1.InstrumentationScope;
 import io.opentelemetry.proto.resource.v1.Resource;
 import io.opentelemetry.proto.trace.v1.Span;
 
@@ -17,9 +16,10 @@ import io.opentelemetry.proto.trace.v1.Span;
  * Reads an OTLP traces protobuf into {@link SpanFragment}s without building protobuf-java objects
  * for the spans steps are made of, which is where ingest spent most of its time: ids stay in the
  * message bytes, span names and attribute keys are compared as bytes, and of the attributes only
- * the batch summary of a step span and {@code worker.rank} are kept. Resources, scopes and any span
- * holding more (events, links, a status, array or map values, fields this reader does not know,
- * ids that are not 8 bytes, an {@code llm_request}) are decoded by protobuf-java.
+ * the batch summary of a step span and {@code worker.rank} are kept; scopes are only checked.
+ * Resources, spans other than step and phase spans (an {@code llm_request}, say), and step or phase
+ * spans holding more (events, links, a status, array or map values, fields this reader does not
+ * know, ids that are not 8 bytes) are decoded by protobuf-java.
  *
  * <p>The reader only accepts what protobuf-java would decode to the same values: it checks every
  * field's wire type, length and UTF-8 as protobuf-java does. On anything else (malformed bytes, an
@@ -154,9 +154,7 @@ final class OtlpSpanReader {
         boolean scope = false;
         for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
             if (tag == tag(1, LEN) && !scope) {
-                int n = length();
-                InstrumentationScope.parser().parseFrom(bytes, position(), n); // checked, not needed
-                in.skipRawBytes(n);
+                scope(length());
                 scope = true;
             } else if (tag == tag(2, LEN)) {
                 spans.add(span(length()));
@@ -167,6 +165,22 @@ final class OtlpSpanReader {
             }
         }
         in.popLimit(outer);
+    }
+
+    /** Checks an InstrumentationScope as protobuf-java would decode it; nothing of it is needed. */
+    private void scope(int len) throws IOException, NotRead {
+        int end = position() + len;
+        while (position() < end) {
+            switch (in.readTag()) {
+                case 1 << 3 | LEN, 2 << 3 | LEN -> string(length());
+                case 3 << 3 | LEN -> attribute(length()); // anything but a scalar value: protobuf-java decides
+                case 4 << 3 | VARINT -> in.readRawVarint64();
+                default -> throw NotRead.INSTANCE;
+            }
+        }
+        if (position() != end) {
+            throw NotRead.INSTANCE;
+        }
     }
 
     private FragmentSpan span(int len) throws IOException, NotRead {
