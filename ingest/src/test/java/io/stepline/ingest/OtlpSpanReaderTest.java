@@ -18,8 +18,10 @@ import com.google.protobuf.ByteString;
 import com.google.protobuf.UnknownFieldSet;
 import io.opentelemetry.proto.common.v1.AnyValue;
 import io.opentelemetry.proto.common.v1.ArrayValue;
+import io.opentelemetry.proto.common.v1.InstrumentationScope;
 import io.opentelemetry.proto.common.v1.KeyValue;
 import io.opentelemetry.proto.trace.v1.ResourceSpans;
+import io.opentelemetry.proto.trace.v1.ScopeSpans;
 import io.opentelemetry.proto.trace.v1.Span;
 import io.opentelemetry.proto.trace.v1.TracesData;
 import org.junit.jupiter.api.Test;
@@ -84,7 +86,7 @@ class OtlpSpanReaderTest {
         List<Span> repeatedKey = new ArrayList<>(Otlp.formAStep(15, 1, T0, 5_000_000));
         repeatedKey.set(0, repeatedKey.get(0).toBuilder().addAttributes(i("step.id", 16)).addAttributes(i("step.latency_us", 7)).build());
         byte[] noInstance = TracesData.newBuilder().addResourceSpans(ResourceSpans.newBuilder()
-                .addScopeSpans(io.opentelemetry.proto.trace.v1.ScopeSpans.newBuilder().addAllSpans(Otlp.formAStep(1, 1, T0, 1)))).build().toByteArray();
+                .addScopeSpans(ScopeSpans.newBuilder().addAllSpans(Otlp.formAStep(1, 1, T0, 1)))).build().toByteArray();
         List<String> out = assertSameAsProtobufJava(List.of(traces("vllm-5", 1, wrongType), traces("vllm-5", 1, missing),
                 traces("vllm-5", 1, ratio), traces("vllm-5", 1, backwards), traces("vllm-5", 1, repeatedKey),
                 traces("vllm-5", 1, Otlp.formAStep(15, 1, T0, 5_000_000)), noInstance));
@@ -103,6 +105,11 @@ class OtlpSpanReaderTest {
                         .addField(99, UnknownFieldSet.Field.newBuilder().addVarint(5).build()).build()).setSpanId(Otlp.id(8, 21)).build())),
                 traces("vllm-6", 1, List.of(step.toBuilder().setSpanId(ByteString.copyFrom(new byte[] {1, 2, 3, 4})).build())),
                 traces("vllm-6", 1, List.of(step.toBuilder().setName("EngineCore::Step\u00e9").setSpanId(Otlp.id(8, 22)).build())),
+                // a scope with a version and attributes, one with an array attribute
+                withScope(InstrumentationScope.newBuilder().setName("vllm").setVersion("0.9").addAttributes(s("k", "v"))
+                        .setDroppedAttributesCount(2).build(), step),
+                withScope(InstrumentationScope.newBuilder().setName("vllm").addAttributes(KeyValue.newBuilder().setKey("a")
+                        .setValue(AnyValue.newBuilder().setArrayValue(ArrayValue.newBuilder()))).build(), step),
                 // malformed: invalid UTF-8 in a span name, truncated, not protobuf at all, empty, JSON
                 invalidUtf8Name(step),
                 java.util.Arrays.copyOf(traces("vllm-6", 1, List.of(step)), 100),
@@ -164,6 +171,11 @@ class OtlpSpanReaderTest {
 
     private static byte[] traces(String instance, int tp, List<Span> spans) {
         return Otlp.traces(Otlp.resource(instance, "mixed", tp), "s", spans).toByteArray();
+    }
+
+    private static byte[] withScope(InstrumentationScope scope, Span step) {
+        return TracesData.newBuilder().addResourceSpans(ResourceSpans.newBuilder().setResource(Otlp.resource("vllm-6", "mixed", 1))
+                .addScopeSpans(ScopeSpans.newBuilder().setScope(scope).addSpans(step))).build().toByteArray();
     }
 
     private static byte[] invalidUtf8Name(Span step) {

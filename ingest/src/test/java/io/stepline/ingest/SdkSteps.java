@@ -79,6 +79,11 @@ final class SdkSteps {
 
     /** Reads a topic from the beginning until at least {@code atLeast} records or 30 s. */
     static List<byte[]> read(String bootstrapServers, String topic, int atLeast) {
+        return read(bootstrapServers, topic, atLeast, Duration.ofSeconds(30));
+    }
+
+    /** Reads a topic from the beginning until at least {@code atLeast} records or {@code patience}. */
+    static List<byte[]> read(String bootstrapServers, String topic, int atLeast, Duration patience) {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
@@ -87,7 +92,7 @@ final class SdkSteps {
             var parts = c.partitionsFor(topic).stream().map(pi -> new org.apache.kafka.common.TopicPartition(topic, pi.partition())).toList();
             c.assign(parts);
             c.seekToBeginning(parts);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            long deadline = System.nanoTime() + patience.toNanos();
             while (System.nanoTime() < deadline) {
                 c.poll(Duration.ofMillis(200)).forEach(r -> out.add(r.value()));
                 if (out.size() >= atLeast) {

@@ -129,10 +129,17 @@ public final class Attributes {
         return s;
     }
 
-    /** Every attribute as a string, for the free-form map of a request event. */
-    public static Map<String, String> asStrings(List<KeyValue> kvs) {
+    /**
+     * Every attribute as a string, for the free-form map of a request event.
+     *
+     * @throws IllegalStateException for values read from bytes, which keep only the keys a step needs
+     */
+    public Map<String, String> asStrings() {
+        if (!(values instanceof Decoded decoded)) {
+            throw new IllegalStateException(where + ": attributes read from bytes hold only the batch-summary keys");
+        }
         Map<String, String> out = new HashMap<>();
-        byKey(kvs).forEach((k, v) -> out.put(k, switch (v.getValueCase()) {
+        decoded.byKey().forEach((k, v) -> out.put(k, switch (v.getValueCase()) {
             case STRING_VALUE -> v.getStringValue();
             case INT_VALUE -> Long.toString(v.getIntValue());
             case DOUBLE_VALUE -> Double.toString(v.getDoubleValue());

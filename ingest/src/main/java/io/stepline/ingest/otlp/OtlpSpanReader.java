@@ -9,7 +9,6 @@ import java.util.List;
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.UnsafeByteOperations;
 import io.opentelemetry.proto.common.v1.AnyValue;
-import io.opentelemetry.proto.common.v1.InstrumentationScope;
 import io.opentelemetry.proto.resource.v1.Resource;
 import io.opentelemetry.proto.trace.v1.Span;
 
@@ -17,9 +16,10 @@ import io.opentelemetry.proto.trace.v1.Span;
  * Reads an OTLP traces protobuf into {@link SpanFragment}s without building protobuf-java objects
  * for the spans steps are made of, which is where ingest spent most of its time: ids stay in the
  * message bytes, span names and attribute keys are compared as bytes, and of the attributes only
- * the batch summary of a step span and {@code worker.rank} are kept. Resources, scopes and any span
- * holding more (events, links, a status, array or map values, fields this reader does not know,
- * ids that are not 8 bytes, an {@code llm_request}) are decoded by protobuf-java.
+ * the batch summary of a step span and {@code worker.rank} are kept; scopes are only checked.
+ * Resources, spans other than step and phase spans (an {@code llm_request}, say), and step or phase
+ * spans holding more (events, links, a status, array or map values, fields this reader does not
+ * know, ids that are not 8 bytes) are decoded by protobuf-java.
  *
  * <p>The reader only accepts what protobuf-java would decode to the same values: it checks every
  * field's wire type, length and UTF-8 as protobuf-java does. On anything else (malformed bytes, an
@@ -63,12 +63,12 @@ final class OtlpSpanReader {
         private static final DecodeSpan INSTANCE = new DecodeSpan();
     }
 
-    /** What {@link #attribute()} returns for {@code worker.rank}. */
+    /** What {@link #attribute(int)} returns for {@code worker.rank}. */
     private static final int WORKER_RANK_SLOT = -2;
 
     private final byte[] bytes;
     private final CodedInputStream in;
-    /** The value of the attribute {@link #attribute()} read last. */
+    /** The value of the attribute {@link #attribute(int)} read last. */
     private AnyValue.ValueCase lastCase;
     private long lastRaw;
     /** The batch-summary slot the next attribute of the span probably has. */
@@ -154,9 +154,7 @@ final class OtlpSpanReader {
         boolean scope = false;
         for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
             if (tag == tag(1, LEN) && !scope) {
-                int n = length();
-                InstrumentationScope.parser().parseFrom(bytes, position(), n); // checked, not needed
-                in.skipRawBytes(n);
+                scope(length());
                 scope = true;
             } else if (tag == tag(2, LEN)) {
                 spans.add(span(length()));
@@ -167,6 +165,22 @@ final class OtlpSpanReader {
             }
         }
         in.popLimit(outer);
+    }
+
+    /** Checks an InstrumentationScope as protobuf-java would decode it; nothing of it is needed. */
+    private void scope(int len) throws IOException, NotRead {
+        int end = position() + len;
+        while (position() < end) {
+            switch (in.readTag()) {
+                case 1 << 3 | LEN, 2 << 3 | LEN -> string(length());
+                case 3 << 3 | LEN -> attribute(length()); // anything but a scalar value: protobuf-java decides
+                case 4 << 3 | VARINT -> in.readRawVarint64();
+                default -> throw NotRead.INSTANCE;
+            }
+        }
+        if (position() != end) {
+            throw NotRead.INSTANCE;
+        }
     }
 
     private FragmentSpan span(int len) throws IOException, NotRead {
@@ -211,9 +225,7 @@ final class OtlpSpanReader {
                 case 8 << 3 | FIXED64 -> endNs = in.readFixed64();
                 case 16 << 3 | FIXED32 -> in.readFixed32();
                 case 9 << 3 | LEN -> {
-                    int n = length();
-                    int outer = in.pushLimit(n);
-                    int attr = attribute();
+                    int attr = attribute(length());
                     if (attr == WORKER_RANK_SLOT) {
                         if (lastCase == AnyValue.ValueCase.INT_VALUE) {
                             rank = (int) lastRaw;
@@ -223,7 +235,6 @@ final class OtlpSpanReader {
                         summary.set(attr, lastCase, lastRaw);
                         expectedSlot = attr + 1;
                     }
-                    in.popLimit(outer);
                 }
                 default -> throw DecodeSpan.INSTANCE;
             }
@@ -263,16 +274,20 @@ final class OtlpSpanReader {
     }
 
     /**
-     * Reads one KeyValue; returns its batch-summary slot, {@link #WORKER_RANK_SLOT}, or -1 for a key
-     * nothing needs, with the value in {@link #lastCase} / {@link #lastRaw}.
+     * Reads one KeyValue of {@code len} bytes; returns its batch-summary slot, {@link #WORKER_RANK_SLOT},
+     * or -1 for a key nothing needs, with the value in {@link #lastCase} / {@link #lastRaw}. Its end is
+     * checked by position rather than a pushed limit, which would keep CodedInputStream off its fast
+     * path for the varint at the end of every value.
      */
-    private int attribute() throws IOException, NotRead {
+    private int attribute(int len) throws IOException, NotRead {
+        int end = position() + len;
         int key = -1;
         int keyLength = 0;
         boolean value = false;
         lastCase = AnyValue.ValueCase.VALUE_NOT_SET;
         lastRaw = 0;
-        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
+        while (position() < end) {
+            int tag = in.readTag();
             if (tag == tag(1, LEN)) {
                 if (key >= 0) {
                     utf8(key, keyLength); // a key given twice: the last one counts, both must be UTF-8
@@ -282,13 +297,13 @@ final class OtlpSpanReader {
                 in.skipRawBytes(keyLength);
             } else if (tag == tag(2, LEN) && !value) {
                 value = true;
-                int n = length();
-                int outer = in.pushLimit(n);
-                anyValue();
-                in.popLimit(outer);
+                anyValue(length());
             } else {
                 throw DecodeSpan.INSTANCE;
             }
+        }
+        if (position() != end) {
+            throw NotRead.INSTANCE; // a field runs past the KeyValue: protobuf-java says how it is broken
         }
         if (key < 0) {
             return -1;
@@ -304,10 +319,11 @@ final class OtlpSpanReader {
         return slot;
     }
 
-    /** One AnyValue of a scalar type (the last one set wins, as in protobuf-java's oneof). */
-    private void anyValue() throws IOException, NotRead {
-        for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
-            switch (tag) {
+    /** One AnyValue of {@code len} bytes and a scalar type (the last one set wins, as in protobuf-java's oneof). */
+    private void anyValue(int len) throws IOException, NotRead {
+        int end = position() + len;
+        while (position() < end) {
+            switch (in.readTag()) {
                 case 1 << 3 | LEN -> {
                     int n = length();
                     lastRaw = (long) position() << 32 | n;
@@ -333,6 +349,9 @@ final class OtlpSpanReader {
                 }
                 default -> throw DecodeSpan.INSTANCE;
             }
+        }
+        if (position() != end) {
+            throw NotRead.INSTANCE;
         }
     }
 

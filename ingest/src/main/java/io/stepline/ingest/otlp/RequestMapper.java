@@ -84,7 +84,7 @@ public final class RequestMapper {
         if (mono == null && a.has("ts.monotonic")) {
             mono = Math.round(a.requireDouble("ts.monotonic") * 1e9);
         }
-        Map<String, String> rest = Attributes.asStrings(e.getAttributesList());
+        Map<String, String> rest = a.asStrings();
         return RequestEvent.newBuilder().setInstanceId(id.instanceId()).setRequestId(requestId).setKind(kind)
                 .setTimeUnixNano(e.getTimeUnixNano()).setTsMonotonicNs(mono).setStepId(a.optLong("scheduler.step"))
                 .setPhase(a.optString("phase"))
