@@ -10,9 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
-import java.util.TreeMap;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.UnknownFieldSet;
@@ -215,32 +213,8 @@ class OtlpSpanReaderTest {
     /** Every output of assembling the messages in order, then expiring what waits, and the state left. */
     private static List<String> assemble(List<byte[]> messages, java.util.function.Function<byte[], List<SpanFragment>> decode) {
         StepAssembler assembler = new StepAssembler(1_000);
-        TreeMap<String, byte[]> store = new TreeMap<>();
         List<String> out = new ArrayList<>();
-        StepAssembler.State state = new StepAssembler.State() {
-            @Override
-            public byte[] get(String key) {
-                return store.get(key);
-            }
-
-            @Override
-            public void put(String key, byte[] value) {
-                store.put(key, value);
-            }
-
-            @Override
-            public void delete(String key) {
-                store.remove(key);
-            }
-
-            @Override
-            public List<Map.Entry<String, byte[]>> withPrefix(String prefix) {
-                // copies: a TreeMap entry may take another's key and value when an entry is removed
-                List<Map.Entry<String, byte[]>> out = new ArrayList<>();
-                store.subMap(prefix, prefix + Character.MAX_VALUE).forEach((k, v) -> out.add(Map.entry(k, v)));
-                return out;
-            }
-        };
+        StepAssembler.State state = StepAssembler.State.inMemory();
         StepAssembler.Output output = new StepAssembler.Output() {
             @Override
             public void step(StepRecord step) {
@@ -269,7 +243,7 @@ class OtlpSpanReaderTest {
                 assembler.accept(f, 1_000, state, output);
             }
         }
-        store.forEach((k, v) -> out.add("state " + k + " " + b64(v)));
+        state.withPrefix("").forEach(e -> out.add("state " + e.getKey() + " " + b64(e.getValue())));
         assembler.expire(5_000, state, output);
         return out;
     }

@@ -2,9 +2,7 @@ package io.stepline.cli.bench;
 
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 import io.opentelemetry.proto.trace.v1.ResourceSpans;
 import io.opentelemetry.proto.trace.v1.TracesData;
@@ -38,31 +36,7 @@ public final class DetectionBench {
     public static Data simulate(SimulationConfig cfg) throws IOException {
         StepSpanEncoder encoder = new StepSpanEncoder(cfg.form());
         StepAssembler assembler = new StepAssembler(0);
-        Map<String, byte[]> store = new HashMap<>();
-        StepAssembler.State state = new StepAssembler.State() {
-            @Override
-            public byte[] get(String key) {
-                return store.get(key);
-            }
-
-            @Override
-            public void put(String key, byte[] value) {
-                store.put(key, value);
-            }
-
-            @Override
-            public void delete(String key) {
-                store.remove(key);
-            }
-
-            @Override
-            public List<Map.Entry<String, byte[]>> withPrefix(String prefix) {
-                List<Map.Entry<String, byte[]>> out = new ArrayList<>();
-                store.entrySet().stream().filter(e -> e.getKey().startsWith(prefix)).sorted(Map.Entry.comparingByKey())
-                        .forEach(e -> out.add(Map.entry(e.getKey(), e.getValue())));
-                return out;
-            }
-        };
+        StepAssembler.State state = StepAssembler.State.inMemory();
         List<StepRecord> steps = new ArrayList<>();
         List<StepLabel> labels = new ArrayList<>();
         List<FaultEpisode> episodes = new ArrayList<>();

@@ -53,6 +53,35 @@ public final class StepAssembler {
 
         /** Every entry whose key starts with {@code prefix}. */
         List<Map.Entry<String, byte[]>> withPrefix(String prefix);
+
+        /** State in a sorted map, for assembling in-process (the evaluation harness) and for tests. */
+        static State inMemory() {
+            java.util.TreeMap<String, byte[]> store = new java.util.TreeMap<>();
+            return new State() {
+                @Override
+                public byte[] get(String key) {
+                    return store.get(key);
+                }
+
+                @Override
+                public void put(String key, byte[] value) {
+                    store.put(key, value);
+                }
+
+                @Override
+                public void delete(String key) {
+                    store.remove(key);
+                }
+
+                @Override
+                public List<Map.Entry<String, byte[]>> withPrefix(String prefix) {
+                    // copies: the caller may delete while it walks them
+                    List<Map.Entry<String, byte[]>> out = new ArrayList<>();
+                    store.subMap(prefix, prefix + Character.MAX_VALUE).forEach((k, v) -> out.add(Map.entry(k, v)));
+                    return out;
+                }
+            };
+        }
     }
 
     /** Where results go. */
