@@ -6,6 +6,7 @@ import java.util.Properties;
 
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
@@ -96,8 +97,14 @@ public final class StreamsApp implements AutoCloseable {
                 && s != KafkaStreams.State.PENDING_SHUTDOWN;
     }
 
+    /**
+     * Stops the stage and leaves its consumer group: members are dynamic, so a restarted stage
+     * joins as a new member, and the old one would hold its partitions until its session expired
+     * (45 s by default) before anything moved.
+     */
     @Override
     public void close() {
-        streams.close(Duration.ofSeconds(30));
+        streams.close(CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
+                .withTimeout(Duration.ofSeconds(30)));
     }
 }
