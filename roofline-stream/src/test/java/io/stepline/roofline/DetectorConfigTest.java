@@ -16,9 +16,10 @@ class DetectorConfigTest {
     }
 
     @Test
-    void everyStageSendsUncompressedAndExactlyOnce() {
+    void everyStageSendsUncompressedExactlyOnceAndDoesNotIdleOnAnEmptyInput() {
         var p = DetectorConfig.builder().build().streamsProperties("h:1");
         assertThat(p.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG)).isEqualTo(StreamsConfig.EXACTLY_ONCE_V2);
         assertThat(p.get(StreamsConfig.producerPrefix("compression.type"))).isEqualTo("none");
+        assertThat(p.get(StreamsConfig.MAX_TASK_IDLE_MS_CONFIG)).isEqualTo(StreamsConfig.MAX_TASK_IDLE_MS_DISABLED);
     }
 }
