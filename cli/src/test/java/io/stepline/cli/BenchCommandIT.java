@@ -40,6 +40,8 @@ class BenchCommandIT {
         assertThat(fig.get("kernel_records_per_s").asDouble()).isCloseTo(fig.get("kernel_records").asDouble() / (steps / stepsPerS),
                 org.assertj.core.data.Percentage.withPercentage(0.01));
         assertThat(fig.get("retention_ratio").asDouble()).isBetween(0.0, 1.0);
+        // the throughput is taken once every kernel batch is decided, not only every step judged
+        assertThat(fig.get("kernel_batches_decided").asLong()).isEqualTo(fig.get("kernel_batches").asLong()).isGreaterThan(steps);
         assertThat(printed.toString()).contains("steps_per_s");
     }
 }

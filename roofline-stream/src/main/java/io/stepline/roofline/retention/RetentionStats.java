@@ -25,6 +25,11 @@ public final class RetentionStats {
         return retainedOutlierBytes.sum() + retainedBaselineBytes.sum() + droppedBytes.sum() + expiredBytes.sum() + overflowBytes.sum();
     }
 
+    /** Kernel batches whose fate is settled: retained, dropped, expired or refused for lack of room. */
+    public long decidedBatches() {
+        return retainedOutlierBatches.sum() + retainedBaselineBatches.sum() + droppedBatches.sum() + expiredBatches.sum() + overflowBatches.sum();
+    }
+
     public long retainedBytes() {
         return retainedOutlierBytes.sum() + retainedBaselineBytes.sum();
     }
