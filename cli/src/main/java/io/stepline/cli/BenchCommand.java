@@ -34,6 +34,7 @@ import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestService;
 import io.stepline.kafka.ClusterOptions;
 import io.stepline.kafka.KafkaTarget;
+import io.stepline.kafka.StreamsApp;
 import io.stepline.roofline.DetectorConfig;
 import io.stepline.roofline.DetectorService;
 import io.stepline.schemas.Serdes;
@@ -75,9 +76,15 @@ public final class BenchCommand implements Callable<Integer> {
     Path out;
 
     /** What the throughput phase measures. */
-    enum Stage { ingest, detect, pipeline }
+    enum Stage {
+        ingest("ingest"), detect("detector"), pipeline("ingest + detector");
 
-    private static final Map<Stage, String> STAGE_NAMES = Map.of(Stage.ingest, "ingest", Stage.detect, "detector", Stage.pipeline, "ingest + detector");
+        final String label;
+
+        Stage(String label) {
+            this.label = label;
+        }
+    }
 
     @Option(names = "--stage", defaultValue = "pipeline",
             description = {"ingest: otlp_spans -> stepline.steps, against a plain consumer of otlp_spans;",
@@ -108,9 +115,8 @@ public final class BenchCommand implements Callable<Integer> {
         if (commitIntervalMs < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--commit-interval-ms must be at least 1");
         }
-        if (ingestThreads < 1 || ingestThreads > 64 || detectorThreads < 1 || detectorThreads > 64) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--ingest-threads and --detector-threads must be in [1, 64]");
-        }
+        checkThreads("--ingest-threads", ingestThreads);
+        checkThreads("--detector-threads", detectorThreads);
         var err = spec.commandLine().getErr();
         Path state = Files.createTempDirectory("stepline-bench-state");
         Map<String, Object> fig = new LinkedHashMap<>();
@@ -184,7 +190,7 @@ public final class BenchCommand implements Callable<Integer> {
                     fig.put("ratio", steps / stageS / (steps / plainS));
                     fig.put("seconds_incl_startup", totalS);
                     err.printf(Locale.ROOT, "%s: %,d steps to %s in %.2f s after the first (%.2f s with start-up)%n",
-                            STAGE_NAMES.get(stage), steps, outputTopic, stageS, totalS);
+                            stage.label, steps, outputTopic, stageS, totalS);
 
                     if (latencySeconds > 0) {
                         fig.putAll(latency(bs, outputTopic, instances, latencySeconds));
@@ -228,6 +234,13 @@ public final class BenchCommand implements Callable<Integer> {
             throw new IllegalStateException("only " + records + " of " + expected + " records on " + topic + " after 20 minutes");
         }
         return firstNs;
+    }
+
+    private void checkThreads(String flag, int threads) {
+        String problem = StreamsApp.streamThreadsProblem(threads);
+        if (problem != null) {
+            throw new CommandLine.ParameterException(spec.commandLine(), flag + " " + problem);
+        }
     }
 
     /** Waits until the detector has decided the fate of {@code batches} kernel batches; fails when a stage dies or after 20 minutes. */

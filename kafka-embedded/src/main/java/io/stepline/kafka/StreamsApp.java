@@ -46,10 +46,16 @@ public final class StreamsApp implements AutoCloseable {
     /** Most stream threads a stage may be given. */
     public static final int MAX_STREAM_THREADS = 64;
 
-    /** {@code n} if it is a usable number of stream threads; more than the input's partitions is allowed (they idle). */
+    /** What is wrong with {@code n} stream threads ("must be in [1, 64], got 0"), or null if nothing: more than the input's partitions is allowed (they idle). */
+    public static String streamThreadsProblem(int n) {
+        return n < 1 || n > MAX_STREAM_THREADS ? "must be in [1, " + MAX_STREAM_THREADS + "], got " + n : null;
+    }
+
+    /** {@code n} if it is a usable number of stream threads. */
     public static int checkStreamThreads(int n) {
-        if (n < 1 || n > MAX_STREAM_THREADS) {
-            throw new IllegalArgumentException("stream threads must be in [1, " + MAX_STREAM_THREADS + "], got " + n);
+        String problem = streamThreadsProblem(n);
+        if (problem != null) {
+            throw new IllegalArgumentException("stream threads " + problem);
         }
         return n;
     }

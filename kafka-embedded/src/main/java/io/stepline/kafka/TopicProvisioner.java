@@ -1,6 +1,5 @@
 package io.stepline.kafka;
 
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -11,11 +10,11 @@ import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.CreateTopicsResult;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.TopicExistsException;
 
 /** Creates the topics a cluster is missing and leaves existing ones as they are. */
@@ -30,14 +29,21 @@ public final class TopicProvisioner {
             if (missing.isEmpty()) {
                 return;
             }
-            try {
-                admin.createTopics(missing).all().get(30, TimeUnit.SECONDS);
-            } catch (ExecutionException e) {
-                if (!(e.getCause() instanceof TopicExistsException)) {
-                    throw e;
+            CreateTopicsResult result = admin.createTopics(missing);
+            Map<TopicPartition, OffsetSpec> created = new HashMap<>();
+            for (Map.Entry<String, KafkaFuture<Void>> e : result.values().entrySet()) {
+                try {
+                    e.getValue().get(30, TimeUnit.SECONDS);
+                    for (int p = 0; p < result.numPartitions(e.getKey()).get(30, TimeUnit.SECONDS); p++) {
+                        created.put(new TopicPartition(e.getKey(), p), OffsetSpec.latest());
+                    }
+                } catch (ExecutionException ex) {
+                    if (!(ex.getCause() instanceof TopicExistsException)) {
+                        throw ex;
+                    }
                 }
             }
-            awaitLeaders(admin, missing);
+            awaitLeaders(admin, created);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while creating topics on " + bootstrapServers, e);
@@ -48,40 +54,16 @@ public final class TopicProvisioner {
     }
 
     /**
-     * Returns once every partition of {@code topics} answers a ListOffsets request, i.e. its leader
-     * has the log. A topic is created before its leader is ready; an idempotent producer whose first
-     * batch meets NOT_LEADER while its second is already accepted can never resend the first
-     * (OUT_OF_ORDER_SEQUENCE_NUMBER forever), so nothing may produce before this.
+     * Returns once every new partition answers a ListOffsets request, i.e. its leader has the log. A
+     * topic is created before its leader is ready; an idempotent producer whose first batch meets
+     * NOT_LEADER while its second is already accepted can never resend the first
+     * (OUT_OF_ORDER_SEQUENCE_NUMBER until it times out), so nothing may produce before this. The
+     * admin client itself retries NOT_LEADER_OR_FOLLOWER, LEADER_NOT_AVAILABLE and other retriable
+     * answers until its API timeout.
      */
-    private static void awaitLeaders(Admin admin, List<NewTopic> topics) throws Exception {
-        Map<TopicPartition, OffsetSpec> partitions = new HashMap<>();
-        List<String> unsized = new ArrayList<>();
-        for (NewTopic t : topics) {
-            if (t.numPartitions() > 0) {
-                for (int p = 0; p < t.numPartitions(); p++) {
-                    partitions.put(new TopicPartition(t.name(), p), OffsetSpec.latest());
-                }
-            } else { // the cluster's default partition count
-                unsized.add(t.name());
-            }
-        }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (true) {
-            try {
-                if (!unsized.isEmpty()) {
-                    for (TopicDescription d : admin.describeTopics(unsized).allTopicNames().get(30, TimeUnit.SECONDS).values()) {
-                        d.partitions().forEach(p -> partitions.put(new TopicPartition(d.name(), p.partition()), OffsetSpec.latest()));
-                    }
-                    unsized.clear();
-                }
-                admin.listOffsets(partitions).all().get(30, TimeUnit.SECONDS);
-                return;
-            } catch (ExecutionException e) {
-                if (!(e.getCause() instanceof RetriableException) || System.nanoTime() > deadline) {
-                    throw e;
-                }
-                Thread.sleep(50);
-            }
+    private static void awaitLeaders(Admin admin, Map<TopicPartition, OffsetSpec> partitions) throws Exception {
+        if (!partitions.isEmpty()) {
+            admin.listOffsets(partitions).all().get(30, TimeUnit.SECONDS);
         }
     }
 

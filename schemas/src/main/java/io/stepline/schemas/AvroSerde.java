@@ -60,16 +60,16 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
         // encoder, whose direct encoder makes a synchronized stream write per field. Reading uses
         // them too for records written with the current schema (the header says so), and keeps the
         // generic resolver for records written with older schemas.
-        SpecificData writeModel = new SpecificData(type.getClassLoader());
-        writeModel.setCustomCoders(true);
+        SpecificData generated = new SpecificData(type.getClassLoader());
+        generated.setCustomCoders(true);
         // the fast reader builds its own field readers and would not call the custom decoders
-        writeModel.setFastReaderEnabled(false);
+        generated.setFastReaderEnabled(false);
         @SuppressWarnings("unchecked")
-        DatumWriter<T> w = (DatumWriter<T>) writeModel.createDatumWriter(readerSchema);
+        DatumWriter<T> w = (DatumWriter<T>) generated.createDatumWriter(readerSchema);
         this.writer = w;
         this.current = ThreadLocal.withInitial(() -> {
             @SuppressWarnings("unchecked")
-            DatumReader<T> r = (DatumReader<T>) writeModel.createDatumReader(readerSchema);
+            DatumReader<T> r = (DatumReader<T>) generated.createDatumReader(readerSchema);
             return new CurrentReader<>(r);
         });
         this.decoder = new BinaryMessageDecoder<>(new SpecificData(type.getClassLoader()), readerSchema);

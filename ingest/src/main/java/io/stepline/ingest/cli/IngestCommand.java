@@ -85,8 +85,9 @@ public final class IngestCommand implements Callable<Integer> {
         if (commitIntervalMs < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--commit-interval-ms must be at least 1");
         }
-        if (threads < 1 || threads > 64) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--threads must be in [1, 64], got " + threads);
+        String threadsProblem = io.stepline.kafka.StreamsApp.streamThreadsProblem(threads);
+        if (threadsProblem != null) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--threads " + threadsProblem);
         }
         for (List<Path> files : new List[] {inputs, kernels}) {
             if (files != null) {

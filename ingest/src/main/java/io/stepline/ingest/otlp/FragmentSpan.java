@@ -5,7 +5,6 @@ import java.util.HexFormat;
 import java.util.List;
 
 import com.google.protobuf.ByteString;
-import com.google.protobuf.InvalidProtocolBufferException;
 import io.opentelemetry.proto.common.v1.KeyValue;
 import io.opentelemetry.proto.trace.v1.Span;
 
@@ -185,11 +184,7 @@ public final class FragmentSpan {
     /** The protobuf-java span, decoded from the message bytes on first use. */
     public Span span() {
         if (span == null) {
-            try {
-                span = Span.parser().parseFrom(bytes, offset, length);
-            } catch (InvalidProtocolBufferException e) {
-                throw new IllegalStateException("OtlpSpanReader accepted a span protobuf-java refuses", e);
-            }
+            span = OtlpSpanReader.decodeAccepted(Span.parser(), bytes, offset, length, "span");
         }
         return span;
     }

@@ -27,6 +27,18 @@ import io.opentelemetry.proto.trace.v1.Span;
  * caller decodes the message with protobuf-java, which accepts or rejects it as it always did.
  */
 final class OtlpSpanReader {
+    /**
+     * Decodes, with protobuf-java, a message this reader already walked (on first use of a lazy
+     * span or fragment): a refusal here is a bug in the reader, not bad input.
+     */
+    static <T> T decodeAccepted(com.google.protobuf.Parser<T> parser, byte[] bytes, int offset, int length, String what) {
+        try {
+            return parser.parseFrom(bytes, offset, length);
+        } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+            throw new IllegalStateException("OtlpSpanReader accepted a " + what + " protobuf-java refuses", e);
+        }
+    }
+
     static final String WORKER_RANK = "worker.rank";
 
     private static final int VARINT = 0;

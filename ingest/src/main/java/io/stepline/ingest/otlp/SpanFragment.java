@@ -3,7 +3,6 @@ package io.stepline.ingest.otlp;
 import java.util.ArrayList;
 import java.util.List;
 
-import com.google.protobuf.InvalidProtocolBufferException;
 import io.opentelemetry.proto.resource.v1.Resource;
 import io.opentelemetry.proto.trace.v1.ResourceSpans;
 import io.opentelemetry.proto.trace.v1.ScopeSpans;
@@ -63,11 +62,7 @@ public final class SpanFragment {
     /** The whole ResourceSpans, decoded from the message bytes on first use. */
     public ResourceSpans resourceSpans() {
         if (decoded == null) {
-            try {
-                decoded = ResourceSpans.parser().parseFrom(bytes, offset, length);
-            } catch (InvalidProtocolBufferException e) {
-                throw new IllegalStateException("OtlpSpanReader accepted a ResourceSpans protobuf-java refuses", e);
-            }
+            decoded = OtlpSpanReader.decodeAccepted(ResourceSpans.parser(), bytes, offset, length, "ResourceSpans");
         }
         return decoded;
     }

@@ -133,10 +133,6 @@ final class PointRing {
         }
     }
 
-    String prefix() {
-        return prefix;
-    }
-
     /** Empties the ring (slots keep their old values until overwritten). */
     void clear() {
         size = 0;

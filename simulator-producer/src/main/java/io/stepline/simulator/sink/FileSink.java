@@ -66,6 +66,8 @@ public final class FileSink implements SimulationSink {
      * encodes, since writing gigabytes costs the kernel about as much CPU as encoding them.
      */
     private final BackgroundTraceWriter<byte[]> frameWriter;
+    /** Every writer, each after the ones that feed it. */
+    private final List<BackgroundTraceWriter<?>> closeOrder = new ArrayList<>();
     private final StringBuilder line = new StringBuilder(256);
 
     public FileSink(Path dir, SimulationConfig.Form form, int stepsPerLine) throws IOException {
@@ -96,6 +98,10 @@ public final class FileSink implements SimulationSink {
         this.writers = List.of(new BackgroundTraceWriter<>("sink-traces", this::writeTraces),
                 new BackgroundTraceWriter<>("sink-kernels", this::writeKernels),
                 new BackgroundTraceWriter<>("sink-records", this::writeRecords));
+        closeOrder.addAll(writers);
+        if (frameWriter != null) {
+            closeOrder.add(frameWriter);
+        }
     }
 
     private BufferedWriter writer(String name) throws IOException {
@@ -189,16 +195,9 @@ public final class FileSink implements SimulationSink {
     public void drain() throws IOException {
         flushTraces();
         IOException first = null;
-        for (BackgroundTraceWriter<List<StepOutput>> w : writers) {
+        for (BackgroundTraceWriter<?> w : closeOrder) {
             try {
                 w.close();
-            } catch (IOException e) {
-                first = first == null ? e : first;
-            }
-        }
-        if (frameWriter != null) {
-            try {
-                frameWriter.close(); // after the trace writer, which feeds it
             } catch (IOException e) {
                 first = first == null ? e : first;
             }
