@@ -16,9 +16,13 @@ import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
 /** Creates the topics a cluster is missing and leaves existing ones as they are. */
 public final class TopicProvisioner {
+    /** Pause before asking again for a topic the broker's metadata does not show yet (it takes milliseconds). */
+    static final long METADATA_RETRY_BACKOFF_MS = 50;
+
     private TopicProvisioner() {}
 
     /** Creates those of {@code topics} that do not exist yet; a concurrent creation is not an error. */
@@ -58,12 +62,25 @@ public final class TopicProvisioner {
      * topic is created before its leader is ready; an idempotent producer whose first batch meets
      * NOT_LEADER while its second is already accepted can never resend the first
      * (OUT_OF_ORDER_SEQUENCE_NUMBER until it times out), so nothing may produce before this. The
-     * admin client itself retries NOT_LEADER_OR_FOLLOWER, LEADER_NOT_AVAILABLE and other retriable
-     * answers until its API timeout.
+     * admin client retries NOT_LEADER_OR_FOLLOWER and LEADER_NOT_AVAILABLE itself, but fails at
+     * once with UNKNOWN_TOPIC_OR_PARTITION while the new topic has not reached the broker's metadata
+     * yet: that is retried here, after a short pause, for at most 30 s.
      */
     private static void awaitLeaders(Admin admin, Map<TopicPartition, OffsetSpec> partitions) throws Exception {
-        if (!partitions.isEmpty()) {
-            admin.listOffsets(partitions).all().get(30, TimeUnit.SECONDS);
+        if (partitions.isEmpty()) {
+            return;
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            try {
+                admin.listOffsets(partitions).all().get(30, TimeUnit.SECONDS);
+                return;
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof UnknownTopicOrPartitionException) || System.nanoTime() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(METADATA_RETRY_BACKOFF_MS);
+            }
         }
     }
 
