@@ -13,11 +13,16 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import org.HdrHistogram.Histogram;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
@@ -30,6 +35,8 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
+import io.stepline.cli.bench.PassThroughStage;
+import io.stepline.cli.pipeline.Quiescence;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestService;
 import io.stepline.kafka.ClusterOptions;
@@ -104,6 +111,10 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Kafka Streams threads of the detector stage (default: ${DEFAULT-VALUE}).")
     int detectorThreads;
 
+    @Option(names = "--passthrough",
+            description = "Also measure a Kafka Streams stage that only copies stepline.steps, one record per step, with the stages' settings: the framework's and broker's own cost per step here.")
+    boolean passthrough;
+
     @Override
     public Integer call() throws Exception {
         if (instances < 1 || seconds <= 0) {
@@ -160,7 +171,7 @@ public final class BenchCommand implements Callable<Integer> {
                 if (stage == Stage.detect) {
                     // the detector's own input, complete before it starts: what it is measured against
                     err.println("ingesting the spans into stepline.steps before the detector starts...");
-                    awaitRecords(bs, Topics.STEPS.topicName(), steps, ingest, null);
+                    awaitRecords(bs, Topics.STEPS.topicName(), steps, ingest::isHealthy);
                     long c0 = System.nanoTime();
                     long stepRecords = countTopic(bs, Topics.STEPS.topicName());
                     long kernelBatches = kernels > 0 ? countTopic(bs, Topics.KERNELS.topicName()) : 0;
@@ -172,10 +183,14 @@ public final class BenchCommand implements Callable<Integer> {
                 fig.put("plain_consumer_steps_per_s", steps / plainS);
                 long t0 = System.nanoTime();
                 try (DetectorService det = stage != Stage.ingest ? new DetectorService(dcfg).start(bs) : null) {
-                    long firstOutputNs = awaitRecords(bs, outputTopic, steps, ingest, det);
+                    OutputProgress progress = awaitRecords(bs, outputTopic, steps, () -> ingest.isHealthy() && (det == null || det.isHealthy()));
+                    long firstOutputNs = progress.firstNs();
                     if (det != null) {
                         // a task takes its inputs in any order: the kernel batches may still be on their way
-                        long kernelBatches = endOffsetSum(bs, Topics.KERNELS.topicName());
+                        long kernelBatches;
+                        try (Admin admin = admin(bs)) {
+                            kernelBatches = endOffsetSum(admin, Topics.KERNELS.topicName());
+                        }
                         awaitKernelDecisions(det, kernelBatches, ingest);
                         fig.put("kernel_batches", kernelBatches);
                         fig.put("kernel_batches_decided", det.stats().decidedBatches());
@@ -184,14 +199,21 @@ public final class BenchCommand implements Callable<Integer> {
                     double stageS = (System.nanoTime() - firstOutputNs) / 1e9;
                     double totalS = (System.nanoTime() - t0) / 1e9;
                     fig.put("steps_per_s", steps / stageS);
-                    if (det != null) {
+                    if (det != null && kernels > 0) {
                         fig.put("kernel_records_per_s", kernelRecords / stageS);
                     }
                     fig.put("ratio", steps / stageS / (steps / plainS));
+                    if (kernels == 0) {
+                        // with kernels the stage is done when the last batch is decided, not when the last verdict appears
+                        putSteady(fig, "", progress, plainS, steps);
+                    }
                     fig.put("seconds_incl_startup", totalS);
                     err.printf(Locale.ROOT, "%s: %,d steps to %s in %.2f s after the first (%.2f s with start-up)%n",
                             stage.label, steps, outputTopic, stageS, totalS);
 
+                    if (passthrough) {
+                        fig.putAll(passThrough(bs, steps, state.resolve("p"), plainS, () -> ingest.isHealthy() && (det == null || det.isHealthy())));
+                    }
                     if (latencySeconds > 0) {
                         fig.putAll(latency(bs, outputTopic, instances, latencySeconds));
                     }
@@ -213,27 +235,86 @@ public final class BenchCommand implements Callable<Integer> {
     }
 
     /**
-     * Waits until {@code topic} holds (nearly) {@code expected} committed records; returns when the
-     * first of them appeared. Fails when a stage dies or nothing completes in 20 minutes.
+     * How the output of a stage grew: when its first record appeared, and the end-offset sum at the
+     * first poll past half of the expected records and at the last poll. The second half is the
+     * stage's steady rate: the first half also pays for the JIT compiling the stage's code, which
+     * in this JVM (broker, simulator, stages) keeps a core busy for tens of seconds.
      */
-    private static long awaitRecords(String bs, String topic, long expected, IngestService ingest, DetectorService det) throws InterruptedException {
-        long firstNs = 0;
-        long records = 0;
-        long deadline = System.nanoTime() + Duration.ofMinutes(20).toNanos();
-        while (records < expected * 0.999 && System.nanoTime() < deadline) {
-            Thread.sleep(250);
-            records = endOffsetSum(bs, topic);
-            if (records > 0 && firstNs == 0) {
-                firstNs = System.nanoTime();
-            }
-            if (!ingest.isHealthy() || (det != null && !det.isHealthy())) {
-                throw new IllegalStateException("a stage failed during the benchmark");
-            }
+    record OutputProgress(long firstNs, long halfNs, long halfRecords, long lastNs, long lastRecords) {
+        /** Records per second over the second half of the output, NaN if it all came in one poll. */
+        double steadyPerS() {
+            return lastNs > halfNs ? (lastRecords - halfRecords) / ((lastNs - halfNs) / 1e9) : Double.NaN;
         }
-        if (records < expected * 0.999) {
-            throw new IllegalStateException("only " + records + " of " + expected + " records on " + topic + " after 20 minutes");
+    }
+
+    /**
+     * Waits until {@code topic} holds (nearly) {@code expected} committed records. Fails when a
+     * stage dies or nothing completes in 20 minutes.
+     */
+    private static OutputProgress awaitRecords(String bs, String topic, long expected, BooleanSupplier healthy) throws InterruptedException {
+        try (Admin admin = admin(bs)) {
+            long firstNs = 0;
+            long halfNs = 0;
+            long halfRecords = 0;
+            long records = 0;
+            long deadline = System.nanoTime() + Duration.ofMinutes(20).toNanos();
+            while (records < expected * 0.999) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("only " + records + " of " + expected + " records on " + topic + " after 20 minutes");
+                }
+                Thread.sleep(250);
+                records = endOffsetSum(admin, topic);
+                long now = System.nanoTime();
+                if (records > 0 && firstNs == 0) {
+                    firstNs = now;
+                }
+                if (records >= expected / 2 && halfNs == 0) {
+                    halfNs = now;
+                    halfRecords = records;
+                }
+                if (!healthy.getAsBoolean()) {
+                    throw new IllegalStateException("a stage failed during the benchmark");
+                }
+            }
+            return new OutputProgress(firstNs, halfNs, halfRecords, System.nanoTime(), records);
         }
-        return firstNs;
+    }
+
+    /**
+     * Copies stepline.steps (complete by now) with {@link PassThroughStage}, timed like the stages:
+     * from the first copy to the last.
+     */
+    private Map<String, Object> passThrough(String bs, long steps, Path stateDir, double plainS, BooleanSupplier stagesHealthy)
+            throws InterruptedException {
+        var err = spec.commandLine().getErr();
+        int partitions = partitionCount(bs, Topics.STEPS.topicName());
+        Map<String, Object> m = new LinkedHashMap<>();
+        try (StreamsApp copy = PassThroughStage.start(bs, Topics.STEPS.topicName(), partitions, stateDir, commitIntervalMs)) {
+            OutputProgress progress = awaitRecords(bs, PassThroughStage.OUTPUT_TOPIC, steps, () -> copy.isHealthy() && stagesHealthy.getAsBoolean());
+            double s = (progress.lastNs() - progress.firstNs()) / 1e9;
+            err.printf(Locale.ROOT, "pass-through: %,d step records copied to %s in %.2f s after the first%n", steps, PassThroughStage.OUTPUT_TOPIC, s);
+            m.put("passthrough_steps_per_s", steps / s);
+            m.put("passthrough_ratio", steps / s / (steps / plainS));
+            putSteady(m, "passthrough_", progress, plainS, steps);
+        }
+        return m;
+    }
+
+    /** The second-half rate and its ratio to the plain consumer, when the output took more than one poll. */
+    private static void putSteady(Map<String, Object> fig, String prefix, OutputProgress progress, double plainS, long steps) {
+        double steady = progress.steadyPerS();
+        if (!Double.isNaN(steady)) {
+            fig.put(prefix + "steady_steps_per_s", steady);
+            fig.put(prefix + "steady_ratio", steady / (steps / plainS));
+        }
+    }
+
+    private static int partitionCount(String bs, String topic) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bs);
+        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer())) {
+            return c.partitionsFor(topic).size();
+        }
     }
 
     private void checkThreads(String flag, int threads) {
@@ -315,15 +396,20 @@ public final class BenchCommand implements Callable<Integer> {
         return io.stepline.cli.pipeline.TopicReader.readAll(bs, topic, v -> { });
     }
 
-    private static long endOffsetSum(String bs, String topic) {
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bs);
-        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer())) {
-            List<TopicPartition> parts = c.partitionsFor(topic).stream().map(i -> new TopicPartition(topic, i.partition())).toList();
-            // committed records only; transaction markers make this a slight over-count, corrected by the 0.999 stop
-            return c.endOffsets(parts).values().stream().mapToLong(Long::longValue).sum();
+    /** Committed records of {@code topic}, counting transaction markers too (a slight over-count, hence the 0.999 stops). */
+    private static long endOffsetSum(Admin admin, String topic) {
+        try {
+            return Quiescence.committedEndOffsets(admin, List.of(topic)).values().stream().mapToLong(Long::longValue).sum();
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("cannot read the end offsets of " + topic + ": " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while reading the end offsets of " + topic, e);
         }
+    }
+
+    private static Admin admin(String bs) {
+        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bs));
     }
 
     private static long peakHeap() {

@@ -25,7 +25,7 @@ class BenchCommandIT {
         cl.setOut(new PrintWriter(printed, true));
         cl.setErr(new PrintWriter(new StringWriter(), true));
         int code = cl.execute("bench", "--stage", "detect", "--instances", "2", "--seconds", "4", "--kernels", "40",
-                "--latency-seconds", "0", "--out", out.toString());
+                "--latency-seconds", "0", "--passthrough", "--out", out.toString());
         assertThat(code).as(printed.toString()).isZero();
 
         JsonNode fig = new ObjectMapper().readTree(out.toFile());
@@ -42,6 +42,14 @@ class BenchCommandIT {
         assertThat(fig.get("retention_ratio").asDouble()).isBetween(0.0, 1.0);
         // the throughput is taken once every kernel batch is decided, not only every step judged
         assertThat(fig.get("kernel_batches_decided").asLong()).isEqualTo(fig.get("kernel_batches").asLong()).isGreaterThan(steps);
-        assertThat(printed.toString()).contains("steps_per_s");
+        // the pass-through copied every step record of the detector's input, measured the same way
+        double copied = fig.get("passthrough_steps_per_s").asDouble();
+        assertThat(copied).isPositive();
+        assertThat(fig.get("passthrough_ratio").asDouble()).isCloseTo(copied / plain, org.assertj.core.data.Offset.offset(1e-9));
+        if (fig.has("steady_steps_per_s")) {
+            assertThat(fig.get("steady_ratio").asDouble()).isCloseTo(fig.get("steady_steps_per_s").asDouble() / plain,
+                    org.assertj.core.data.Offset.offset(1e-9));
+        }
+        assertThat(printed.toString()).contains("steps_per_s").contains("passthrough_steps_per_s");
     }
 }

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import io.stepline.events.StepRecord;
 import io.stepline.events.Verdict;
 import io.stepline.roofline.model.Assessment;
+import io.stepline.roofline.model.LatencyDetector;
 import io.stepline.roofline.model.PaperRoofline;
 import io.stepline.roofline.model.Ransac;
 import io.stepline.roofline.model.RobustRoofline;
@@ -164,27 +165,34 @@ class ModelsTest {
         for (int i = 0; i < 4_000; i++) {
             steps.add(Steps.step(rngA, "i", i, i * STEP_NS, Steps.Noise.GAMMA_HEAVY_TAIL, i % 500 < 5 ? 2 : 1));
         }
-        RobustRoofline uninterrupted = new RobustRoofline(RobustRoofline.Settings.defaults());
-        List<String> expected = new ArrayList<>();
-        for (StepRecord s : steps) {
-            Assessment a = uninterrupted.assess(s);
-            expected.add(a.verdict() + "/" + a.modelVersion() + "/" + a.expectedNs());
+        List<java.util.function.Supplier<LatencyDetector>> models = List.of(
+                () -> new RobustRoofline(RobustRoofline.Settings.defaults()), PaperRoofline::new);
+        for (java.util.function.Supplier<LatencyDetector> model : models) {
+            LatencyDetector uninterrupted = model.get();
+            List<String> expected = new ArrayList<>();
+            for (StepRecord s : steps) {
+                Assessment a = uninterrupted.assess(s);
+                expected.add(a.verdict() + "/" + a.modelVersion() + "/" + a.expectedNs());
+            }
+            // cut inside a ring block, at its edges, and past the window and the recent ring
+            for (int cut : new int[] {1, 15, 16, 17, 255, 256, 511, 512, 513, 2_345}) {
+                LatencyDetector first = model.get();
+                Map<String, ByteBuffer> store = new HashMap<>();
+                List<String> got = new ArrayList<>();
+                for (int i = 0; i < cut; i++) {
+                    Assessment a = first.assess(steps.get(i));
+                    got.add(a.verdict() + "/" + a.modelVersion() + "/" + a.expectedNs());
+                    store.putAll(first.dirty());
+                }
+                LatencyDetector restored = model.get();
+                restored.restore(store);
+                for (int i = cut; i < steps.size(); i++) {
+                    Assessment a = restored.assess(steps.get(i));
+                    got.add(a.verdict() + "/" + a.modelVersion() + "/" + a.expectedNs());
+                }
+                assertThat(got).as("%s restored after %d steps", first.kind(), cut).isEqualTo(expected);
+            }
         }
-        RobustRoofline first = new RobustRoofline(RobustRoofline.Settings.defaults());
-        Map<String, ByteBuffer> store = new HashMap<>();
-        List<String> got = new ArrayList<>();
-        for (int i = 0; i < 2_345; i++) {
-            Assessment a = first.assess(steps.get(i));
-            got.add(a.verdict() + "/" + a.modelVersion() + "/" + a.expectedNs());
-            store.putAll(first.dirty());
-        }
-        RobustRoofline restored = new RobustRoofline(RobustRoofline.Settings.defaults());
-        restored.restore(store);
-        for (int i = 2_345; i < steps.size(); i++) {
-            Assessment a = restored.assess(steps.get(i));
-            got.add(a.verdict() + "/" + a.modelVersion() + "/" + a.expectedNs());
-        }
-        assertThat(got).isEqualTo(expected);
     }
 
     @Test

@@ -53,9 +53,13 @@ class RooflineTopologyTest {
             TestOutputTopic<String, byte[]> dlq = driver.createOutputTopic(Topics.DLQ.topicName(), new StringDeserializer(), new ByteArrayDeserializer());
 
             SplittableRandom rng = new SplittableRandom(1);
+            StepRecord step2500 = null;
             for (int i = 0; i < 3000; i++) {
                 boolean slow = i == 2500 || i == 2600;
                 StepRecord s = Steps.step(rng, "i-1", i, i * 10_000_000L, Steps.Noise.LOGNORMAL, slow ? 3 : 1);
+                if (i == 2500) {
+                    step2500 = s;
+                }
                 if (i == 2500) {
                     kernels.pipeInput("i-1", Serdes.KERNEL_BATCH.encode(kernels("i-1", i))); // kernels before the step
                 }
@@ -79,6 +83,8 @@ class RooflineTopologyTest {
             anomalies.readValuesToList().forEach(v -> as.add(Serdes.ANOMALY.decode(v)));
             assertThat(as).extracting(Anomaly::getStepId).contains(2500L, 2600L);
             assertThat(as).allMatch(a -> a.getKind() == AnomalyKind.OUTLIER && a.getStep() != null);
+            // the detector reads steps' counters only; an anomaly carries its whole step
+            assertThat(as.stream().filter(a -> a.getStepId() == 2500).findFirst().orElseThrow().getStep()).isEqualTo(step2500);
 
             List<RooflineModel> ms = new ArrayList<>();
             rooflines.readValuesToList().forEach(v -> ms.add(Serdes.ROOFLINE.decode(v)));
@@ -93,6 +99,46 @@ class RooflineTopologyTest {
             assertThat(cfg.stats().droppedBatches.sum()).isEqualTo(1);
             assertThat(cfg.stats().retentionRatio()).isBetween(0.6, 0.7);
             assertThat(dlq.readValuesToList()).hasSize(1);
+        }
+    }
+
+    @Test
+    void anOutlierWhosePhasesCannotBeReadIsJudgedAndDeadLettered() {
+        DetectorConfig cfg = DetectorConfig.builder().stateDir(state).baselineSampleRate(0).build();
+        try (TopologyTestDriver driver = new TopologyTestDriver(RooflineTopology.build(cfg), cfg.streamsProperties("dummy:9092"))) {
+            TestInputTopic<String, byte[]> steps = driver.createInputTopic(Topics.STEPS.topicName(), new StringSerializer(), new ByteArraySerializer());
+            TestOutputTopic<String, byte[]> verdicts = driver.createOutputTopic(Topics.VERDICTS.topicName(), new StringDeserializer(), new ByteArrayDeserializer());
+            TestOutputTopic<String, byte[]> anomalies = driver.createOutputTopic(Topics.ANOMALIES.topicName(), new StringDeserializer(), new ByteArrayDeserializer());
+            TestOutputTopic<String, byte[]> dlq = driver.createOutputTopic(Topics.DLQ.topicName(), new StringDeserializer(), new ByteArrayDeserializer());
+            SplittableRandom rng = new SplittableRandom(4);
+            byte[] broken = null;
+            for (int i = 0; i < 2600; i++) {
+                StepRecord s = Steps.step(rng, "i-1", i, i * 10_000_000L, Steps.Noise.LOGNORMAL, i == 2500 ? 3 : 1);
+                byte[] bytes = Serdes.STEP.encode(s);
+                if (i == 2500) {
+                    // no phases and no ids: the last three bytes are the empty array and two nulls; without
+                    // the last two, the counters read and the whole record does not
+                    s.setPhases(List.of());
+                    s.setTraceId(null);
+                    s.setSpanId(null);
+                    bytes = java.util.Arrays.copyOf(Serdes.STEP.encode(s), Serdes.STEP.encode(s).length - 2);
+                    broken = bytes;
+                }
+                steps.pipeInput("i-1", bytes);
+            }
+            List<StepVerdict> vs = new ArrayList<>();
+            verdicts.readValuesToList().forEach(v -> vs.add(Serdes.VERDICT.decode(v)));
+            assertThat(vs).hasSize(2600);
+            assertThat(vs.get(2500).getVerdict()).isEqualTo(Verdict.OUTLIER);
+            Anomaly a = anomalies.readValuesToList().stream().map(Serdes.ANOMALY::decode).filter(x -> x.getStepId() == 2500)
+                    .findFirst().orElseThrow();
+            assertThat(a.getStep().getLatencyNs()).isEqualTo(vs.get(2500).getLatencyNs());
+            assertThat(a.getStep().getPhases()).isEmpty();
+            List<io.stepline.events.DeadLetter> dead = new ArrayList<>();
+            dlq.readValuesToList().forEach(v -> dead.add(Serdes.DEAD_LETTER.decode(v)));
+            assertThat(dead).hasSize(1);
+            assertThat(dead.get(0).getReasonCode()).isEqualTo("UNDECODABLE_STEP");
+            assertThat(dead.get(0).getPayload().array()).isEqualTo(broken);
         }
     }
 

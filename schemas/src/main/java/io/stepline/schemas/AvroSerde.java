@@ -1,7 +1,6 @@
 package io.stepline.schemas;
 
 import java.io.IOException;
-import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -11,12 +10,10 @@ import java.util.Objects;
 
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaNormalization;
-import org.apache.avro.io.BinaryEncoder;
 import org.apache.avro.io.BinaryDecoder;
 import org.apache.avro.io.DatumReader;
 import org.apache.avro.io.DatumWriter;
 import org.apache.avro.io.DecoderFactory;
-import org.apache.avro.io.EncoderFactory;
 import org.apache.avro.message.BinaryMessageDecoder;
 import org.apache.avro.specific.SpecificData;
 import org.apache.avro.specific.SpecificRecord;
@@ -40,8 +37,8 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
         TrustedPackages.ensureTrusted();
     }
 
-    /** Per thread: the bytes of the record being encoded, and Avro's buffering encoder writing them. */
-    private static final ThreadLocal<EncodeBuffer> BUFFER = ThreadLocal.withInitial(EncodeBuffer::new);
+    /** Per thread: the encoder writing the bytes of the record being encoded. */
+    private static final ThreadLocal<ByteArrayEncoder> ENCODER = ThreadLocal.withInitial(ByteArrayEncoder::new);
 
     private final Class<T> type;
     /** Single-object encoding's header: C3 01, then the schema's parsing fingerprint, little-endian. */
@@ -50,14 +47,15 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
     private final BinaryMessageDecoder<T> decoder;
     /** Per thread: the reader of records written with the current schema, and its decoder. */
     private final ThreadLocal<CurrentReader<T>> current;
+    private final LeadingFieldsReader<T> leading;
 
     private AvroSerde(Class<T> type, Schema readerSchema, List<Schema> olderWriterSchemas) {
         this.type = type;
         this.header = ByteBuffer.allocate(10).order(ByteOrder.LITTLE_ENDIAN).put((byte) 0xC3).put((byte) 0x01)
                 .putLong(SchemaNormalization.parsingFingerprint64(readerSchema)).array();
         // Writing uses the generated classes' own encoders: the same bytes as the generic writer,
-        // without its per-field schema walk; and a buffering encoder instead of Avro's message
-        // encoder, whose direct encoder makes a synchronized stream write per field. Reading uses
+        // without its per-field schema walk, into an array (ByteArrayEncoder) instead of through
+        // Avro's buffered or direct encoders and an output stream. Reading uses
         // them too for records written with the current schema (the header says so), and keeps the
         // generic resolver for records written with older schemas.
         SpecificData generated = new SpecificData(type.getClassLoader());
@@ -72,6 +70,7 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
             DatumReader<T> r = (DatumReader<T>) generated.createDatumReader(readerSchema);
             return new CurrentReader<>(r);
         });
+        this.leading = new LeadingFieldsReader<>(generated, readerSchema);
         this.decoder = new BinaryMessageDecoder<>(new SpecificData(type.getClassLoader()), readerSchema);
         for (Schema older : olderWriterSchemas) {
             decoder.addSchema(older);
@@ -97,15 +96,12 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
 
     /** The record in Avro single-object encoding. */
     public byte[] encode(T record) {
-        EncodeBuffer buf = BUFFER.get();
+        ByteArrayEncoder out = ENCODER.get();
         try {
-            // configured first: it flushes what a failed earlier write left in it, discarded here
-            buf.encoder = EncoderFactory.get().binaryEncoder(buf, buf.encoder);
-            buf.count = 0;
-            buf.write(header);
-            writer.write(record, buf.encoder);
-            buf.encoder.flush();
-            return Arrays.copyOf(buf.bytes, buf.count);
+            out.reset();
+            out.writeFixed(header, 0, header.length);
+            writer.write(record, out);
+            return out.toByteArray();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot encode " + type.getSimpleName(), e);
         }
@@ -131,38 +127,37 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
         }
     }
 
+    /**
+     * Decodes only the leading fields of a record (see {@link #leadingFieldNames()}); the others are
+     * left null. Records written with an older schema are decoded whole.
+     *
+     * @throws SerializationException as {@link #decode}
+     */
+    public T decodeLeading(byte[] bytes) {
+        if (bytes.length < header.length || !Arrays.equals(bytes, 0, header.length, header, 0, header.length)) {
+            return decode(bytes);
+        }
+        try {
+            CurrentReader<T> r = current.get();
+            r.in = DecoderFactory.get().binaryDecoder(bytes, header.length, bytes.length - header.length, r.in);
+            return leading.read(r.in);
+        } catch (IOException | RuntimeException e) {
+            throw new SerializationException(
+                    "not a " + type.getSimpleName() + " in Avro single-object encoding: " + e.getMessage(), e);
+        }
+    }
+
+    /** The fields {@link #decodeLeading} fills: those before the first that is not a scalar or a nullable scalar. */
+    public List<String> leadingFieldNames() {
+        return leading.fieldNames();
+    }
+
     private static final class CurrentReader<T> {
         final DatumReader<T> reader;
         BinaryDecoder in;
 
         CurrentReader(DatumReader<T> reader) {
             this.reader = reader;
-        }
-    }
-
-    /** A growable byte array without ByteArrayOutputStream's locking. */
-    private static final class EncodeBuffer extends OutputStream {
-        byte[] bytes = new byte[4096];
-        int count;
-        BinaryEncoder encoder;
-
-        @Override
-        public void write(int b) {
-            ensure(1);
-            bytes[count++] = (byte) b;
-        }
-
-        @Override
-        public void write(byte[] b, int off, int len) {
-            ensure(len);
-            System.arraycopy(b, off, bytes, count, len);
-            count += len;
-        }
-
-        private void ensure(int more) {
-            if (count + more > bytes.length) {
-                bytes = Arrays.copyOf(bytes, Math.max(2 * bytes.length, count + more));
-            }
         }
     }
 

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.apache.avro.message.BinaryMessageDecoder;
+import org.apache.avro.message.BinaryMessageEncoder;
 import org.apache.avro.specific.SpecificData;
 
 import io.stepline.events.StepRecord;
@@ -12,9 +13,11 @@ import io.stepline.simulator.Presets;
 import io.stepline.simulator.SimulationConfig;
 
 /**
- * Decoding cost of the step records the detector reads: {@code Serdes.STEP} (generated decoders for
- * the current schema) against Avro's own message decoder, alternating rounds over the same bytes
- * from a simulated campaign; prints ns per record for each round. Args: ROUNDS (default 8).
+ * Coding cost of step records, alternating rounds over the same records of a simulated campaign;
+ * prints ns per record for each round. Decoding (what the detector reads): {@code Serdes.STEP}
+ * whole (generated decoders for the current schema), its counters only ({@code decodeLeading}, what
+ * the detector decodes per step), and Avro's own message decoder. Encoding (what ingest writes):
+ * {@code Serdes.STEP} against Avro's message encoder. Args: ROUNDS (default 8).
  */
 public final class SerdeBenchMain {
     public static void main(String[] args) throws Exception {
@@ -26,7 +29,12 @@ public final class SerdeBenchMain {
         for (StepRecord s : DetectionBench.simulate(cfg).steps()) {
             encoded.add(Serdes.STEP.encode(s));
         }
+        List<StepRecord> records = new ArrayList<>();
+        for (byte[] b : encoded) {
+            records.add(Serdes.STEP.decode(b));
+        }
         BinaryMessageDecoder<StepRecord> avro = new BinaryMessageDecoder<>(new SpecificData(), StepRecord.getClassSchema());
+        BinaryMessageEncoder<StepRecord> avroEncoder = new BinaryMessageEncoder<>(new SpecificData(), StepRecord.getClassSchema());
         long sink = 0;
         System.out.printf("%,d step records (%,d bytes)%n", encoded.size(), encoded.stream().mapToLong(b -> b.length).sum());
         for (int round = 1; round <= rounds; round++) {
@@ -39,8 +47,22 @@ public final class SerdeBenchMain {
                 sink += avro.decode(b).getStepId();
             }
             long t2 = System.nanoTime();
-            System.out.printf("round %d: Serdes.STEP %.0f ns/record, Avro message decoder %.0f ns/record%n", round,
-                    (t1 - t0) / (double) encoded.size(), (t2 - t1) / (double) encoded.size());
+            for (byte[] b : encoded) {
+                sink += Serdes.STEP.decodeLeading(b).getStepId();
+            }
+            long t3 = System.nanoTime();
+            for (StepRecord r : records) {
+                sink += Serdes.STEP.encode(r).length;
+            }
+            long t4 = System.nanoTime();
+            for (StepRecord r : records) {
+                sink += avroEncoder.encode(r).remaining();
+            }
+            long t5 = System.nanoTime();
+            double n = encoded.size();
+            System.out.printf("round %d ns/record: decode Serdes.STEP %.0f, counters only %.0f, Avro message decoder %.0f;"
+                    + " encode Serdes.STEP %.0f, Avro message encoder %.0f%n", round,
+                    (t1 - t0) / n, (t3 - t2) / n, (t2 - t1) / n, (t4 - t3) / n, (t5 - t4) / n);
         }
         System.out.println(sink == 42 ? "" : "(checksum " + sink + ")");
     }

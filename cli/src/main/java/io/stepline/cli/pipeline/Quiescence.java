@@ -49,7 +49,7 @@ public final class Quiescence {
                 Map<TopicPartition, Long> ends = new HashMap<>();
                 boolean caughtUp = true;
                 for (Stage s : stages) {
-                    Map<TopicPartition, Long> stageEnds = endOffsets(s.inputTopics());
+                    Map<TopicPartition, Long> stageEnds = committedEndOffsets(admin, s.inputTopics());
                     ends.putAll(stageEnds);
                     Map<TopicPartition, OffsetAndMetadata> committed =
                             admin.listConsumerGroupOffsets(s.groupId()).partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS);
@@ -81,7 +81,8 @@ public final class Quiescence {
         throw new TimeoutException("pipeline did not finish within " + timeout.toSeconds() + " s");
     }
 
-    private Map<TopicPartition, Long> endOffsets(List<String> topics)
+    /** The end offsets a read_committed consumer sees (last stable offsets) of every partition of {@code topics}. */
+    public static Map<TopicPartition, Long> committedEndOffsets(Admin admin, List<String> topics)
             throws java.util.concurrent.ExecutionException, InterruptedException, TimeoutException {
         Map<TopicPartition, OffsetSpec> request = new HashMap<>();
         var descriptions = admin.describeTopics(topics).allTopicNames().get(10, TimeUnit.SECONDS);

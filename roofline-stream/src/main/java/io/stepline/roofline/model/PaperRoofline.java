@@ -172,10 +172,11 @@ public final class PaperRoofline implements LatencyDetector {
     public Map<String, ByteBuffer> dirty() {
         Map<String, ByteBuffer> out = new HashMap<>();
         ring.drainDirty(out);
-        if (headerDirty) {
-            ByteBuffer b = ByteBuffer.allocate(64);
+        if (headerDirty || ring.headDirty()) {
+            ByteBuffer b = ByteBuffer.allocate(64 + ring.headBytes());
             ring.writeHeader(b);
             b.putDouble(intercept).putDouble(slope).put((byte) (fitted ? 1 : 0)).putLong(version).putLong(steps).putInt(sinceRefit);
+            ring.writeHead(b);
             b.flip();
             out.put("h", b);
             headerDirty = false;
@@ -198,6 +199,7 @@ public final class PaperRoofline implements LatencyDetector {
         steps = h.getLong();
         sinceRefit = h.getInt();
         ring.restore(parts);
+        ring.readHead(h);
         headerDirty = false;
     }
 

@@ -15,6 +15,8 @@ final class PointRing {
     private int size;
     private int next;
     private final BitSet dirty = new BitSet();
+    /** The head block changed since {@link #writeHead} last wrote it. */
+    private boolean headChanged;
     private final String prefix;
 
     PointRing(int capacity, int width) {
@@ -57,6 +59,7 @@ final class PointRing {
     void add(double[] point) {
         System.arraycopy(point, 0, data, next * width, width);
         dirty.set(next);
+        headChanged = true;
         next = (next + 1) % capacity;
         if (size < capacity) {
             size++;
@@ -67,6 +70,7 @@ final class PointRing {
     void set(int slot, double[] point) {
         System.arraycopy(point, 0, data, slot * width, width);
         dirty.set(slot);
+        headChanged |= slot / BLOCK == headBlock();
     }
 
     /** Slot index of the i-th most recent point (0 = newest). */
@@ -76,20 +80,72 @@ final class PointRing {
 
     /**
      * The changed slots as state parts, {@value #BLOCK} slots a part ("s#3" holds slots 48-63 of the
-     * ring named "s"): a step dirties one slot, so parts per slot made a changelog record per step;
-     * a block is rewritten in the store cache until it is full and reaches the changelog once a commit.
+     * ring named "s"), except the head block (the one the newest point is in): a step dirties one
+     * slot, in the head block, which the model writes inside its header instead ({@link #writeHead}),
+     * so that a step costs one store write, not one per ring. The head block keeps its marks until
+     * the ring has moved past it; it then becomes a part like any other block.
      */
     void drainDirty(Map<String, ByteBuffer> out) {
+        int head = headBlock();
         for (int s = dirty.nextSetBit(0); s >= 0; s = dirty.nextSetBit(s + 1)) {
             int block = s / BLOCK;
             int from = block * BLOCK;
             int to = Math.min(capacity, from + BLOCK);
-            ByteBuffer b = ByteBuffer.allocate((to - from) * width * 8);
-            b.asDoubleBuffer().put(data, from * width, (to - from) * width);
-            out.put(prefix + BLOCK_MARK + block, b);
+            if (block != head) {
+                ByteBuffer b = ByteBuffer.allocate((to - from) * width * 8);
+                b.asDoubleBuffer().put(data, from * width, (to - from) * width);
+                out.put(prefix + BLOCK_MARK + block, b);
+                dirty.clear(from, to);
+            }
             s = to - 1;
         }
-        dirty.clear();
+    }
+
+    /** Whether the head block changed since it was last written by {@link #writeHead}. */
+    boolean headDirty() {
+        return headChanged;
+    }
+
+    /** Bytes {@link #writeHead} writes at most. */
+    int headBytes() {
+        return Integer.BYTES + BLOCK * width * 8;
+    }
+
+    /** The head block's index (-1 if the ring is empty) and its slots. */
+    void writeHead(ByteBuffer b) {
+        headChanged = false;
+        int head = headBlock();
+        b.putInt(head);
+        if (head >= 0) {
+            int from = head * BLOCK;
+            int to = Math.min(capacity, from + BLOCK);
+            for (int i = from * width; i < to * width; i++) {
+                b.putDouble(data[i]);
+            }
+        }
+    }
+
+    /**
+     * Reads what {@link #writeHead} wrote, over the slots {@link #restore} put there: the head block
+     * in the header is newer than the block's own part. Headers of earlier versions hold no head
+     * block (nothing remains to read); their blocks are all parts.
+     */
+    void readHead(ByteBuffer b) {
+        if (b.remaining() < Integer.BYTES) {
+            return;
+        }
+        int head = b.getInt();
+        if (head >= 0) {
+            int from = head * BLOCK;
+            int to = Math.min(capacity, from + BLOCK);
+            for (int i = from * width; i < to * width; i++) {
+                data[i] = b.getDouble();
+            }
+        }
+    }
+
+    private int headBlock() {
+        return size == 0 ? -1 : recent(0) / BLOCK;
     }
 
     /**
@@ -137,6 +193,7 @@ final class PointRing {
     void clear() {
         size = 0;
         next = 0;
+        headChanged = true;
     }
 
     long bytes() {

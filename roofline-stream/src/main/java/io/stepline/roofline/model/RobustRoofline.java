@@ -552,13 +552,11 @@ public final class RobustRoofline implements LatencyDetector {
             return 0.05;
         }
         double[] c = Arrays.copyOf(v, n);
-        Arrays.sort(c);
-        double med = c[n / 2];
+        double med = OrderStatistic.kth(c, n, n / 2);
         for (int i = 0; i < n; i++) {
             c[i] = Math.abs(c[i] - med);
         }
-        Arrays.sort(c);
-        return 1.4826 * c[n / 2];
+        return 1.4826 * OrderStatistic.kth(c, n, n / 2);
     }
 
     private Assessment.Drift updateDrift(long nowNs) {
@@ -575,8 +573,7 @@ public final class RobustRoofline implements LatencyDetector {
             }
             ratios[i] = predict(coef, x) / predict(reference, x);
         }
-        Arrays.sort(ratios);
-        drift = ratios[mix / 2];
+        drift = OrderStatistic.kth(ratios, mix, mix / 2);
         if (drift >= s.driftRatio()) {
             if (driftSinceNs < 0) {
                 driftSinceNs = nowNs;
@@ -661,8 +658,8 @@ public final class RobustRoofline implements LatencyDetector {
         Map<String, ByteBuffer> out = new HashMap<>();
         ring.drainDirty(out);
         recentAll.drainDirty(out);
-        if (headerDirty) {
-            ByteBuffer b = ByteBuffer.allocate(1024);
+        if (headerDirty || ring.headDirty() || recentAll.headDirty()) {
+            ByteBuffer b = ByteBuffer.allocate(1024 + ring.headBytes() + recentAll.headBytes());
             ring.writeHeader(b);
             recentAll.writeHeader(b);
             b.putDouble(flaggedShare).putLong(shiftSinceNs).putLong(sustainedAlarms);
@@ -689,6 +686,8 @@ public final class RobustRoofline implements LatencyDetector {
                 b.putDouble(known[f] ? learned[f] : Double.NaN);
                 b.putDouble(varied[f] ? Double.NaN : constantValue[f]);
             }
+            ring.writeHead(b);
+            recentAll.writeHead(b);
             b.flip();
             out.put("h", b);
             headerDirty = false;
@@ -749,6 +748,8 @@ public final class RobustRoofline implements LatencyDetector {
         }
         ring.restore(parts);
         recentAll.restore(parts);
+        ring.readHead(h);
+        recentAll.readHead(h);
         headerDirty = false;
     }
 

@@ -112,7 +112,8 @@ final class DetectorProcessor implements Processor<String, byte[], String, byte[
     private void step(Record<String, byte[]> record) {
         StepRecord s;
         try {
-            s = io.stepline.schemas.Serdes.STEP.decode(record.value());
+            // the counters only: phases and trace ids are read below for the rare step an anomaly carries
+            s = io.stepline.schemas.Serdes.STEP.decodeLeading(record.value());
         } catch (RuntimeException e) {
             dead(record, "UNDECODABLE_STEP", e.getMessage(), Topics.STEPS.topicName());
             return;
@@ -130,10 +131,11 @@ final class DetectorProcessor implements Processor<String, byte[], String, byte[
                 StepFeatures.processedTokens(s), record.timestamp() * 1_000_000L);
         ctx.forward(record.withValue(io.stepline.schemas.Serdes.VERDICT.encode(v)), RooflineTopology.VERDICTS_SINK);
         if (a.verdict() == Verdict.OUTLIER) {
+            StepRecord whole = wholeStep(record, s);
             Anomaly an = Anomaly.newBuilder().setAnomalyId(inst + "/" + s.getStepId()).setInstanceId(inst).setKind(AnomalyKind.OUTLIER)
                     .setSeverity(a.severity()).setStartUnixNano(s.getStartUnixNano()).setEndUnixNano(s.getEndUnixNano())
                     .setStepId(s.getStepId()).setLatencyNs(s.getLatencyNs()).setExpectedNs(a.expectedNs()).setBoundNs(a.boundNs())
-                    .setDeviationRatio(a.ratio()).setModelKind(d.kind()).setModelVersion(a.modelVersion()).setStep(s).build();
+                    .setDeviationRatio(a.ratio()).setModelKind(d.kind()).setModelVersion(a.modelVersion()).setStep(whole).build();
             ctx.forward(record.withValue(io.stepline.schemas.Serdes.ANOMALY.encode(an)), RooflineTopology.ANOMALIES_SINK);
         }
         if (a.drift() != null) {
@@ -150,6 +152,21 @@ final class DetectorProcessor implements Processor<String, byte[], String, byte[
         }
         rememberVerdict(inst, s.getStepId(), a);
         release(inst, s.getStepId(), a, record.timestamp());
+    }
+
+    /**
+     * The whole step record of an outlier, phases and trace ids included. Bytes whose counters read
+     * but whose rest does not (a producer other than ingest) are dead-lettered; the anomaly then
+     * carries the step's counters only.
+     */
+    private StepRecord wholeStep(Record<String, byte[]> record, StepRecord counters) {
+        try {
+            return io.stepline.schemas.Serdes.STEP.decode(record.value());
+        } catch (RuntimeException e) {
+            dead(record, "UNDECODABLE_STEP", e.getMessage(), Topics.STEPS.topicName());
+            counters.setPhases(List.of());
+            return counters;
+        }
     }
 
     private static RooflineModel roofline(String inst, LatencyDetector d, long nowNs) {

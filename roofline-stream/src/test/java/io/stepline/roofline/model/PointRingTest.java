@@ -26,28 +26,80 @@ class PointRingTest {
         }
     }
 
-    @Test
-    void changedSlotsTravelInBlocksAndComeBackExactly() {
-        PointRing original = ring(45); // wrapped: slots 0-4 overwritten
-        Map<String, ByteBuffer> parts = new HashMap<>();
-        original.drainDirty(parts);
-        // 40 slots in blocks of 16: three parts, the last one short
-        assertThat(parts.keySet()).containsExactlyInAnyOrder("s#0", "s#1", "s#2");
-        assertThat(parts.get("s#2").remaining()).isEqualTo(8 * 3 * 8);
+    /** What a model persists: the parts, and the header with the head block in it. */
+    private static ByteBuffer header(PointRing ring, Map<String, ByteBuffer> parts) {
+        ring.drainDirty(parts);
+        ByteBuffer header = ByteBuffer.allocate(8 + ring.headBytes());
+        ring.writeHeader(header);
+        ring.writeHead(header);
+        return header.flip();
+    }
 
-        ByteBuffer header = ByteBuffer.allocate(8);
-        original.writeHeader(header);
-        PointRing restored = new PointRing(40, 3, "s");
-        restored.readHeader(header.flip());
-        restored.restore(parts);
+    private static PointRing restored(Map<String, ByteBuffer> parts, ByteBuffer header) {
+        PointRing r = new PointRing(40, 3, "s");
+        ByteBuffer h = header.duplicate();
+        r.readHeader(h);
+        r.restore(parts);
+        r.readHead(h);
+        return r;
+    }
+
+    @Test
+    void changedSlotsTravelInBlocksAndTheHeadBlockInTheHeader() {
+        PointRing original = ring(45); // wrapped: slots 0-4 overwritten, the newest point in block 0
+        Map<String, ByteBuffer> parts = new HashMap<>();
+        ByteBuffer header = header(original, parts);
+        // 40 slots in blocks of 16: blocks 1 and 2 as parts (the last one short), block 0 in the header
+        assertThat(parts.keySet()).containsExactlyInAnyOrder("s#1", "s#2");
+        assertThat(parts.get("s#2").remaining()).isEqualTo(8 * 3 * 8);
+        assertThat(original.headDirty()).isFalse();
+
+        PointRing restored = restored(parts, header);
         assertThat(restored.size()).isEqualTo(40);
         assertSameSlots(original, restored);
 
-        // one more point dirties one block only
+        // more points in the head block: nothing but the header to write
         original.add(new double[] {7, 7, 7});
+        assertThat(original.headDirty()).isTrue();
         Map<String, ByteBuffer> next = new HashMap<>();
         original.drainDirty(next);
-        assertThat(next.keySet()).containsExactly("s#0");
+        assertThat(next).isEmpty();
+    }
+
+    @Test
+    void aBlockBecomesAPartOnceTheRingHasMovedPastIt() {
+        PointRing original = ring(16); // block 0 full, still the head
+        Map<String, ByteBuffer> parts = new HashMap<>();
+        ByteBuffer first = header(original, parts);
+        assertThat(parts).isEmpty();
+
+        original.add(new double[] {100, 200, -100}); // slot 16: block 1 is the head now
+        ByteBuffer second = header(original, parts);
+        assertThat(parts.keySet()).containsExactly("s#0");
+        PointRing restored = restored(parts, second);
+        assertSameSlots(original, restored);
+        assertThat(restored.get(16, 1)).isEqualTo(200.0);
+
+        // a part left from an earlier lap is older than the head block in the header
+        parts.put("s#1", ByteBuffer.allocate(16 * 3 * 8).putDouble(-1).flip());
+        assertThat(restored(parts, second).get(16, 0)).isEqualTo(100.0);
+        assertThat(first.remaining()).isEqualTo(8 + original.headBytes());
+    }
+
+    @Test
+    void headersOfEarlierVersionsHoldNoHeadBlock() {
+        PointRing original = ring(20);
+        Map<String, ByteBuffer> parts = new HashMap<>();
+        original.drainDirty(parts);
+        // the earlier version wrote every dirty block as a part, the head block too
+        parts.put("s#1", ByteBuffer.allocate(16 * 3 * 8).putDouble(16).putDouble(32).putDouble(-16)
+                .putDouble(17).putDouble(34).putDouble(-17).putDouble(18).putDouble(36).putDouble(-18)
+                .putDouble(19).putDouble(38).putDouble(-19).flip());
+        ByteBuffer header = ByteBuffer.allocate(8);
+        original.writeHeader(header);
+        PointRing restored = restored(parts, header.flip());
+        assertThat(restored.size()).isEqualTo(20);
+        assertSameSlots(original, restored);
     }
 
     @Test
