@@ -108,21 +108,27 @@ final class PointRing {
 
     /** Bytes {@link #writeHead} writes at most. */
     int headBytes() {
-        return Integer.BYTES + BLOCK * width * 8;
+        return 2 * Integer.BYTES + BLOCK * width * 8;
     }
 
-    /** The head block's index (-1 if the ring is empty) and its slots. */
+    /**
+     * The head block's index (-1 if the ring is empty) and its slots up to the newest point, or up
+     * to the last slot changed in place if that is further: the block's later slots, if any, belong
+     * to the ring's previous lap and are in the block's part already, written when the ring left it.
+     */
     void writeHead(ByteBuffer b) {
         headChanged = false;
         int head = headBlock();
         b.putInt(head);
-        if (head >= 0) {
-            int from = head * BLOCK;
-            int to = Math.min(capacity, from + BLOCK);
-            for (int i = from * width; i < to * width; i++) {
-                b.putDouble(data[i]);
-            }
+        if (head < 0) {
+            return;
         }
+        int from = head * BLOCK;
+        int last = Math.max(recent(0), dirty.previousSetBit(Math.min(capacity, from + BLOCK) - 1));
+        int n = last - from + 1;
+        b.putInt(n);
+        b.asDoubleBuffer().put(data, from * width, n * width);
+        b.position(b.position() + n * width * Double.BYTES);
     }
 
     /**
@@ -136,11 +142,9 @@ final class PointRing {
         }
         int head = b.getInt();
         if (head >= 0) {
-            int from = head * BLOCK;
-            int to = Math.min(capacity, from + BLOCK);
-            for (int i = from * width; i < to * width; i++) {
-                data[i] = b.getDouble();
-            }
+            int n = b.getInt();
+            b.asDoubleBuffer().get(data, head * BLOCK * width, n * width);
+            b.position(b.position() + n * width * Double.BYTES);
         }
     }
 

@@ -87,6 +87,29 @@ class PointRingTest {
     }
 
     @Test
+    void theHeaderCarriesTheHeadBlockUpToItsNewestPointOrItsLastChangedSlot() {
+        // persisted after every point, as the detector does
+        PointRing original = new PointRing(40, 3, "s");
+        Map<String, ByteBuffer> parts = new HashMap<>();
+        ByteBuffer header = null;
+        for (int i = 0; i < 45; i++) {
+            original.add(new double[] {i, i * 2.0, -i});
+            header = header(original, parts);
+        }
+        // wrapped: the newest point is in slot 4 of block 0; slots 5-15 are the previous lap's, in
+        // block 0's part since the ring left it
+        assertThat(header.remaining()).as("slots 0-4 only").isEqualTo(8 + 8 + 5 * 3 * 8);
+        assertSameSlots(original, restored(parts, header));
+
+        // a slot of the previous lap changed in place reaches the header too
+        original.set(10, new double[] {-5, -5, -5});
+        ByteBuffer changed = header(original, parts);
+        assertThat(changed.remaining()).isEqualTo(8 + 8 + 11 * 3 * 8);
+        assertThat(restored(parts, changed).get(10, 2)).isEqualTo(-5.0);
+        assertSameSlots(original, restored(parts, changed));
+    }
+
+    @Test
     void headersOfEarlierVersionsHoldNoHeadBlock() {
         PointRing original = ring(20);
         Map<String, ByteBuffer> parts = new HashMap<>();
