@@ -61,6 +61,15 @@ import io.stepline.simulator.sink.KafkaSink;
         description = {"Measure throughput, step-to-verdict latency and retention of ingest + roofline on a broker.",
             "Throughput is measured next to a plain consumer reading the same otlp_spans in the same run (ratio)."})
 public final class BenchCommand implements Callable<Integer> {
+    /**
+     * How often the harness reads a stage's output end offsets from the broker: the resolution of
+     * the timings, under 3% of the phases of a few seconds and more that it measures. The harness
+     * watches the stages from outside, as a consumer would, so it polls.
+     */
+    static final long END_OFFSET_POLL_MS = 250;
+    /** How often it reads the detector's in-process count of decided kernel batches (a few adds, no broker call). */
+    static final long DECISION_POLL_MS = 50;
+
     @Spec
     CommandSpec spec;
 
@@ -262,7 +271,7 @@ public final class BenchCommand implements Callable<Integer> {
                 if (System.nanoTime() > deadline) {
                     throw new IllegalStateException("only " + records + " of " + expected + " records on " + topic + " after 20 minutes");
                 }
-                Thread.sleep(250);
+                Thread.sleep(END_OFFSET_POLL_MS);
                 records = endOffsetSum(admin, topic);
                 long now = System.nanoTime();
                 if (records > 0 && firstNs == 0) {
@@ -287,9 +296,8 @@ public final class BenchCommand implements Callable<Integer> {
     private Map<String, Object> passThrough(String bs, long steps, Path stateDir, double plainS, BooleanSupplier stagesHealthy)
             throws InterruptedException {
         var err = spec.commandLine().getErr();
-        int partitions = partitionCount(bs, Topics.STEPS.topicName());
         Map<String, Object> m = new LinkedHashMap<>();
-        try (StreamsApp copy = PassThroughStage.start(bs, Topics.STEPS.topicName(), partitions, stateDir, commitIntervalMs)) {
+        try (StreamsApp copy = PassThroughStage.start(bs, Topics.STEPS.topicName(), stateDir, commitIntervalMs)) {
             OutputProgress progress = awaitRecords(bs, PassThroughStage.OUTPUT_TOPIC, steps, () -> copy.isHealthy() && stagesHealthy.getAsBoolean());
             double s = (progress.lastNs() - progress.firstNs()) / 1e9;
             err.printf(Locale.ROOT, "pass-through: %,d step records copied to %s in %.2f s after the first%n", steps, PassThroughStage.OUTPUT_TOPIC, s);
@@ -306,14 +314,6 @@ public final class BenchCommand implements Callable<Integer> {
         if (!Double.isNaN(steady)) {
             fig.put(prefix + "steady_steps_per_s", steady);
             fig.put(prefix + "steady_ratio", steady / (steps / plainS));
-        }
-    }
-
-    private static int partitionCount(String bs, String topic) {
-        Properties p = new Properties();
-        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bs);
-        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer())) {
-            return c.partitionsFor(topic).size();
         }
     }
 
@@ -334,7 +334,7 @@ public final class BenchCommand implements Callable<Integer> {
             if (!ingest.isHealthy() || !det.isHealthy()) {
                 throw new IllegalStateException("a stage failed during the benchmark");
             }
-            Thread.sleep(50);
+            Thread.sleep(DECISION_POLL_MS);
         }
     }
 

@@ -114,17 +114,7 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
      *     known version of this schema
      */
     public T decode(byte[] bytes) {
-        try {
-            if (bytes.length >= header.length && Arrays.equals(bytes, 0, header.length, header, 0, header.length)) {
-                CurrentReader<T> r = current.get();
-                r.in = DecoderFactory.get().binaryDecoder(bytes, header.length, bytes.length - header.length, r.in);
-                return r.reader.read(null, r.in);
-            }
-            return decoder.decode(bytes);
-        } catch (IOException | RuntimeException e) {
-            throw new SerializationException(
-                    "not a " + type.getSimpleName() + " in Avro single-object encoding: " + e.getMessage(), e);
-        }
+        return decode(bytes, false);
     }
 
     /**
@@ -134,13 +124,17 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
      * @throws SerializationException as {@link #decode}
      */
     public T decodeLeading(byte[] bytes) {
-        if (bytes.length < header.length || !Arrays.equals(bytes, 0, header.length, header, 0, header.length)) {
-            return decode(bytes);
-        }
+        return decode(bytes, true);
+    }
+
+    private T decode(byte[] bytes, boolean leadingOnly) {
         try {
-            CurrentReader<T> r = current.get();
-            r.in = DecoderFactory.get().binaryDecoder(bytes, header.length, bytes.length - header.length, r.in);
-            return leading.read(r.in);
+            if (bytes.length >= header.length && Arrays.equals(bytes, 0, header.length, header, 0, header.length)) {
+                CurrentReader<T> r = current.get();
+                r.in = DecoderFactory.get().binaryDecoder(bytes, header.length, bytes.length - header.length, r.in);
+                return leadingOnly ? leading.read(r.in) : r.reader.read(null, r.in);
+            }
+            return decoder.decode(bytes);
         } catch (IOException | RuntimeException e) {
             throw new SerializationException(
                     "not a " + type.getSimpleName() + " in Avro single-object encoding: " + e.getMessage(), e);

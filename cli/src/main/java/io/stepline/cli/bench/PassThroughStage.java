@@ -2,9 +2,15 @@ package io.stepline.cli.bench;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -34,8 +40,17 @@ public final class PassThroughStage {
         return t;
     }
 
-    /** Creates the output topic and starts copying {@code inputTopic} from its first offset. */
-    public static StreamsApp start(String bootstrapServers, String inputTopic, int partitions, Path stateDir, long commitIntervalMs) {
+    /** Creates the output topic, as many partitions as the input, and starts copying {@code inputTopic} from its first offset. */
+    public static StreamsApp start(String bootstrapServers, String inputTopic, Path stateDir, long commitIntervalMs) {
+        int partitions;
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers))) {
+            partitions = admin.describeTopics(List.of(inputTopic)).allTopicNames().get(30, TimeUnit.SECONDS).get(inputTopic).partitions().size();
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("cannot describe " + inputTopic + ": " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while describing " + inputTopic, e);
+        }
         TopicProvisioner.ensure(bootstrapServers, List.of(new NewTopic(OUTPUT_TOPIC, Optional.of(partitions), Optional.empty())));
         Properties p = StreamsApp.baseProperties("bench-passthrough", bootstrapServers, stateDir, commitIntervalMs, 0);
         return new StreamsApp(topology(inputTopic, OUTPUT_TOPIC), p).start();
