@@ -173,7 +173,7 @@ class IngestTopologyTest {
         assertThat(out.get(0).getLatencyNs()).isEqualTo(11_000_000);
         assertThat(out.get(0).getLatencySource()).isEqualTo(LatencySource.NEXT_STEP_INTERVAL);
         assertThat(out.get(1).getStepId()).isEqualTo(43);
-        assertThat(out.get(1).getLatencySource()).as("45 does not follow 43").isEqualTo(LatencySource.SCHEDULE_ONLY);
+        assertThat(out.get(1).getLatencySource()).as("45 does not follow 43").isEqualTo(LatencySource.NONE);
         assertThat(out.get(1).getLatencyNs()).isEqualTo(2_222_000);
         driver.advanceWallClockTime(Duration.ofMillis(1500));
         assertThat(steps()).extracting(StepRecord::getStepId).containsExactly(45L);

@@ -71,7 +71,7 @@ class IncidentReporterTest {
         return StepRecord.newBuilder().setInstanceId(inst).setRole(InstanceRole.MIXED).setStepId(id).setStartUnixNano(start)
                 .setEndUnixNano(start + latency).setLatencyNs(latency).setLatencySource(LatencySource.STEP_SPAN).setRunningDepth(4)
                 .setWaitingDepth(0).setNumPrefillReqs(0).setNumDecodeReqs(4).setScheduledTokens(4).setPrefillTokens(0).setDecodeTokens(4)
-                .setNumFinished(0).setNumPreempted(0).setKvUsageGpuRatio(0.1).setKvBlocksTotalGpu(100).setKvBlocksFreeGpu(90)
+                .setNumFinished(0).setNumPreempted(0).setKvUsageGpuRatio(0.1).setKvBlocksTotalGpu(100L).setKvBlocksFreeGpu(90L)
                 .setPhases(phases).build();
     }
 

@@ -76,7 +76,7 @@ class TriagerTest {
                 .setRunningDepth(s.batch().runningDepth()).setWaitingDepth(0).setNumPrefillReqs(s.batch().numPrefillReqs())
                 .setNumDecodeReqs(s.batch().numDecodeReqs()).setScheduledTokens(s.batch().scheduledTotal())
                 .setPrefillTokens(s.batch().prefillTokens()).setDecodeTokens(s.batch().decodeTokens()).setNumFinished(0).setNumPreempted(0)
-                .setKvUsageGpuRatio(s.kvUsage()).setKvBlocksTotalGpu(s.kvBlocksTotal()).setKvBlocksFreeGpu(s.kvBlocksFree())
+                .setKvUsageGpuRatio(s.kvUsage()).setKvBlocksTotalGpu((long) s.kvBlocksTotal()).setKvBlocksFreeGpu((long) s.kvBlocksFree())
                 .setPhases(ps).build();
     }
 

@@ -27,7 +27,7 @@ public final class Steps {
                 .setStartUnixNano(startNs).setEndUnixNano(startNs + latency).setLatencyNs(latency).setLatencySource(LatencySource.STEP_SPAN)
                 .setRunningDepth(decode + (prefill > 0 ? 1 : 0)).setWaitingDepth(0).setNumPrefillReqs(prefill > 0 ? 1 : 0)
                 .setNumDecodeReqs(decode).setScheduledTokens(prefill + decode).setPrefillTokens(prefill).setDecodeTokens(decode)
-                .setNumFinished(0).setNumPreempted(0).setKvUsageGpuRatio(0.5).setKvBlocksTotalGpu(10_000).setKvBlocksFreeGpu(5_000)
+                .setNumFinished(0).setNumPreempted(0).setKvUsageGpuRatio(0.5).setKvBlocksTotalGpu(10_000L).setKvBlocksFreeGpu(5_000L)
                 .setDecodeContextTokens(ctx).build();
     }
 

@@ -93,7 +93,7 @@ class SerdeRoundTripTest {
                     .setRunningDepth(8).setWaitingDepth(12).setNumPrefillReqs(2).setNumDecodeReqs(6)
                     .setScheduledTokens(512).setPrefillTokens(128).setDecodeTokens(384)
                     .setNumFinished(1).setNumPreempted(0).setKvUsageGpuRatio(0.75)
-                    .setKvBlocksTotalGpu(1024).setKvBlocksFreeGpu(256).setKvBlocksCpuOffload(3L)
+                    .setKvBlocksTotalGpu(1024L).setKvBlocksFreeGpu(256L).setKvBlocksCpuOffload(3L)
                     .setDecodeContextTokens(9000L).setTpSize(2)
                     .setPhases(List.of(new PhaseSpan("EngineCore::Schedule", null, 1_767_225_600_000_000_000L, 400_000L),
                             new PhaseSpan("ModelRunner::Forward", 1, 1_767_225_600_001_000_000L, 9_000_000L)))

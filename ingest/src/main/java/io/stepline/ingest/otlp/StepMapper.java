@@ -40,31 +40,65 @@ public final class StepMapper {
         return ENGINE_PHASES.contains(name) || RANK_PHASES.contains(name);
     }
 
-    /** The batch summary of {@code a} into a builder (identity and timing left to the caller). */
+    /**
+     * Reasons a step record is less than complete ({@code StepRecord.degraded} and the label of
+     * {@code stepline_ingest_degraded_total}): an optional key group the producer did not send, or a
+     * latency that could not be known. A degraded step is kept; only the absent values are null.
+     */
+    public static final String MISSING_KV = "MISSING_KV";
+    public static final String MISSING_QUEUE = "MISSING_QUEUE";
+    public static final String MISSING_FINISHED_PREEMPTED = "MISSING_FINISHED_PREEMPTED";
+    public static final String MISSING_SCHEDULED_TOKENS = "MISSING_SCHEDULED_TOKENS";
+    public static final String MISSING_TS = "MISSING_TS";
+    public static final String NO_SUCCESSOR = "NO_SUCCESSOR";
+
+    /**
+     * The batch summary of {@code a} into a builder (identity and timing left to the caller).
+     * Required: {@code step.id} and the batch counts (prefill/decode requests and tokens); every
+     * other key is optional and recorded as null with a reason in {@code degraded} when absent
+     * (docs/INPUT.md).
+     */
     static StepRecord.Builder batchSummary(Attributes a, InstanceIdentity id, String where) {
+        List<String> degraded = new ArrayList<>(2);
+        int prefillTokens = a.requireInt("batch.prefill_tokens");
+        int decodeTokens = a.requireInt("batch.decode_tokens");
+        Integer scheduled = a.optInt("batch.scheduled_tokens");
+        if (scheduled == null) {
+            scheduled = prefillTokens + decodeTokens;
+            degraded.add(MISSING_SCHEDULED_TOKENS);
+        }
         StepRecord.Builder b = StepRecord.newBuilder()
                 .setInstanceId(id.instanceId()).setRole(id.role())
                 .setStepId(a.requireLong("step.id"))
-                .setRunningDepth(a.requireInt("queue.running_depth"))
-                .setWaitingDepth(a.requireInt("queue.waiting_depth"))
+                .setRunningDepth(a.optInt("queue.running_depth"))
+                .setWaitingDepth(a.optInt("queue.waiting_depth"))
                 .setNumPrefillReqs(a.requireInt("batch.num_prefill_reqs"))
                 .setNumDecodeReqs(a.requireInt("batch.num_decode_reqs"))
-                .setScheduledTokens(a.requireInt("batch.scheduled_tokens"))
-                .setPrefillTokens(a.requireInt("batch.prefill_tokens"))
-                .setDecodeTokens(a.requireInt("batch.decode_tokens"))
-                .setNumFinished(a.requireInt("batch.num_finished"))
-                .setNumPreempted(a.requireInt("batch.num_preempted"))
-                .setKvUsageGpuRatio(a.requireDouble("kv.usage_gpu_ratio"))
-                .setKvBlocksTotalGpu(a.requireLong("kv.blocks_total_gpu"))
-                .setKvBlocksFreeGpu(a.requireLong("kv.blocks_free_gpu"))
+                .setScheduledTokens(scheduled)
+                .setPrefillTokens(prefillTokens)
+                .setDecodeTokens(decodeTokens)
+                .setNumFinished(a.optInt("batch.num_finished"))
+                .setNumPreempted(a.optInt("batch.num_preempted"))
+                .setKvUsageGpuRatio(a.optDouble("kv.usage_gpu_ratio"))
+                .setKvBlocksTotalGpu(a.optLong("kv.blocks_total_gpu"))
+                .setKvBlocksFreeGpu(a.optLong("kv.blocks_free_gpu"))
                 .setKvBlocksCpuOffload(a.optLong("kv.blocks_cpu_offload"))
                 .setKvBlocksDiskOffload(a.optLong("kv.blocks_disk_offload"))
                 .setDecodeContextTokens(a.optLong("batch.decode_context_tokens"))
-                .setTsStartNs(a.requireLong("step.ts_start_ns"))
-                .setTsEndNs(a.requireLong("step.ts_end_ns"))
-                .setDurationUs(a.requireLong("step.duration_us"))
+                .setTsStartNs(a.optLong("step.ts_start_ns"))
+                .setTsEndNs(a.optLong("step.ts_end_ns"))
+                .setDurationUs(a.optLong("step.duration_us"))
                 .setTpSize(id.tp())
                 .setLatencyNs(0).setStartUnixNano(0).setEndUnixNano(0);
+        if (b.getRunningDepth() == null || b.getWaitingDepth() == null) {
+            degraded.add(MISSING_QUEUE);
+        }
+        if (b.getNumFinished() == null || b.getNumPreempted() == null) {
+            degraded.add(MISSING_FINISHED_PREEMPTED);
+        }
+        if (b.getKvUsageGpuRatio() == null || b.getKvBlocksTotalGpu() == null || b.getKvBlocksFreeGpu() == null) {
+            degraded.add(MISSING_KV);
+        }
         Long explicit = a.optLong("step.latency_ns");
         if (explicit == null && a.has("step.latency_us")) {
             explicit = a.requireLong("step.latency_us") * 1000;
@@ -75,6 +109,7 @@ public final class StepMapper {
             }
             b.setLatencyNs(explicit).setLatencySource(LatencySource.EXPLICIT);
         }
+        b.setDegraded(degraded);
         checkInvariants(b, where);
         return b;
     }
@@ -83,28 +118,35 @@ public final class StepMapper {
         if (b.getStepId() < 0) {
             throw invariant(b, where, "step.id < 0");
         }
-        if (b.getDurationUs() < 0 || b.getTsEndNs() < b.getTsStartNs()) {
+        if ((b.getDurationUs() != null && b.getDurationUs() < 0)
+                || (b.getTsStartNs() != null && b.getTsEndNs() != null && b.getTsEndNs() < b.getTsStartNs())) {
             throw invariant(b, where, "negative step duration");
         }
-        if (b.getRunningDepth() < 0 || b.getWaitingDepth() < 0 || b.getNumPrefillReqs() < 0 || b.getNumDecodeReqs() < 0
-                || b.getScheduledTokens() < 0 || b.getPrefillTokens() < 0 || b.getDecodeTokens() < 0 || b.getNumFinished() < 0
-                || b.getNumPreempted() < 0) {
+        if (negative(b.getRunningDepth()) || negative(b.getWaitingDepth()) || b.getNumPrefillReqs() < 0 || b.getNumDecodeReqs() < 0
+                || b.getScheduledTokens() < 0 || b.getPrefillTokens() < 0 || b.getDecodeTokens() < 0 || negative(b.getNumFinished())
+                || negative(b.getNumPreempted())) {
             throw invariant(b, where, "a queue or batch count is negative");
         }
-        if (b.getNumPrefillReqs() + b.getNumDecodeReqs() > b.getRunningDepth()) {
+        if (b.getRunningDepth() != null && b.getNumPrefillReqs() + b.getNumDecodeReqs() > b.getRunningDepth()) {
             throw invariant(b, where, "num_prefill_reqs + num_decode_reqs > running_depth");
         }
-        double ratio = b.getKvUsageGpuRatio();
-        if (!(ratio >= 0 && ratio <= 1)) {
+        Double ratio = b.getKvUsageGpuRatio();
+        if (ratio != null && !(ratio >= 0 && ratio <= 1)) {
             throw invariant(b, where, "kv.usage_gpu_ratio " + ratio + " outside [0, 1]");
         }
-        if (b.getKvBlocksFreeGpu() < 0 || b.getKvBlocksTotalGpu() < b.getKvBlocksFreeGpu()) {
+        Long free = b.getKvBlocksFreeGpu();
+        Long total = b.getKvBlocksTotalGpu();
+        if ((free != null && free < 0) || (free != null && total != null && total < free)) {
             throw invariant(b, where, "kv.blocks_free_gpu outside [0, kv.blocks_total_gpu]");
         }
         // prefill + decode == scheduled is "expected", not required (speculative decoding): only reject the impossible
         if (b.getPrefillTokens() + (long) b.getDecodeTokens() > 4L * Math.max(1, b.getScheduledTokens()) + 1024) {
             throw new Rejection(Rejection.ABSURD_VALUE, where + " (step " + b.getStepId() + "): prefill + decode tokens far above scheduled tokens");
         }
+    }
+
+    private static boolean negative(Integer v) {
+        return v != null && v < 0;
     }
 
     /** Built only when a check fails: the message costs more than the checks. */
@@ -157,6 +199,12 @@ public final class StepMapper {
     public static StepRecord.Builder formB(Span.Event event, InstanceIdentity id) {
         String where = BATCH_SUMMARY + " event";
         StepRecord.Builder b = batchSummary(Attributes.of(event.getAttributesList(), where), id, where);
+        if (b.getTsStartNs() == null && b.getLatencySource() != LatencySource.EXPLICIT) {
+            // the interval to the next step then comes from the events' wall-clock times, which NTP may step
+            List<String> degraded = new ArrayList<>(b.getDegraded());
+            degraded.add(MISSING_TS);
+            b.setDegraded(degraded);
+        }
         b.setStartUnixNano(event.getTimeUnixNano());
         if (b.getLatencySource() == LatencySource.EXPLICIT) {
             b.setEndUnixNano(event.getTimeUnixNano() + b.getLatencyNs());

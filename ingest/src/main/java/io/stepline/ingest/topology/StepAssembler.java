@@ -226,21 +226,32 @@ public final class StepAssembler {
         if (pending != null) {
             StepRecord prev = Serdes.STEP.decode(slice(pending));
             if (b.getStepId() == prev.getStepId() + 1) {
-                long latency = b.getTsStartNs() - prev.getTsStartNs();
+                // the monotonic step.ts_start_ns of both when the producer sends it; else the events' wall-clock times
+                long latency = b.getTsStartNs() != null && prev.getTsStartNs() != null
+                        ? b.getTsStartNs() - prev.getTsStartNs() : b.getStartUnixNano() - prev.getStartUnixNano();
                 out.step(StepRecord.newBuilder(prev).setLatencyNs(Math.max(0, latency))
                         .setEndUnixNano(prev.getStartUnixNano() + Math.max(0, latency))
                         .setLatencySource(LatencySource.NEXT_STEP_INTERVAL).build());
+            } else if (b.getStepId() > prev.getStepId()) {
+                out.step(withoutLatency(prev)); // a gap in step.id (sampled tracing): never an interval across it
             } else {
-                out.step(scheduleOnly(prev));
+                // an earlier step arriving late: the held one still waits for its own successor
+                out.step(withoutLatency(b.build()));
+                return;
             }
         }
         state.put(key, withTime(nowMs, Serdes.STEP.encode(b.build())));
     }
 
-    private static StepRecord scheduleOnly(StepRecord prev) {
-        long ns = prev.getDurationUs() == null ? 0 : prev.getDurationUs() * 1000;
-        return StepRecord.newBuilder(prev).setLatencyNs(ns).setEndUnixNano(prev.getStartUnixNano() + ns)
-                .setLatencySource(LatencySource.SCHEDULE_ONLY).build();
+    /**
+     * A form B step whose successor was not traced (or never came): step.duration_us times only
+     * schedule(), so the step has no latency and is not judged; it is still published, counted.
+     */
+    static StepRecord withoutLatency(StepRecord prev) {
+        List<String> degraded = new ArrayList<>(prev.getDegraded());
+        degraded.add(StepMapper.NO_SUCCESSOR);
+        return StepRecord.newBuilder(prev).setLatencyNs(0).setEndUnixNano(prev.getStartUnixNano())
+                .setLatencySource(LatencySource.NONE).setDegraded(degraded).build();
     }
 
     /**
@@ -337,7 +348,7 @@ public final class StepAssembler {
         for (Map.Entry<String, byte[]> e : state.withPrefix("b|")) {
             if (nowMs - arrival(e.getValue()) >= windowMs) {
                 state.delete(e.getKey());
-                out.step(scheduleOnly(Serdes.STEP.decode(slice(e.getValue()))));
+                out.step(withoutLatency(Serdes.STEP.decode(slice(e.getValue()))));
             }
         }
     }

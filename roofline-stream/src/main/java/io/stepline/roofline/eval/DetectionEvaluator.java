@@ -41,7 +41,7 @@ public final class DetectionEvaluator {
         List<Incident> incidents = new ArrayList<>();
         long drifts = 0;
         for (StepRecord s : steps) {
-            if (s.getLatencySource() == LatencySource.SCHEDULE_ONLY) {
+            if (s.getLatencySource() == LatencySource.SCHEDULE_ONLY || s.getLatencySource() == LatencySource.NONE) {
                 continue;
             }
             LatencyDetector d = detectors.computeIfAbsent(s.getInstanceId(), k -> factory.get());

@@ -21,8 +21,10 @@ public final class StepFeatures {
         double ctx;
         if (s.getDecodeContextTokens() != null) {
             ctx = s.getDecodeContextTokens();
-        } else {
+        } else if (s.getKvBlocksTotalGpu() != null && s.getKvBlocksFreeGpu() != null) {
             ctx = (double) (s.getKvBlocksTotalGpu() - s.getKvBlocksFreeGpu()) * BLOCK_TOKENS;
+        } else {
+            ctx = 0; // a producer without kv.* keys: the context term cannot be learned
         }
         double quad = s.getNumPrefillReqs() > 0 ? prefill * prefill / s.getNumPrefillReqs() : 0;
         return new double[] {prefill, decode, ctx / 1000.0, quad / 1e6};

@@ -17,6 +17,8 @@ public final class RetentionStats {
     public final LongAdder overflowBatches = new LongAdder();
     public final LongAdder overflowBytes = new LongAdder();
     public final LongAdder kernelRecords = new LongAdder();
+    /** Steps that arrived with no latency (LatencySource NONE or SCHEDULE_ONLY): published, never judged. */
+    public final LongAdder stepsWithoutLatency = new LongAdder();
     /** Batches (and bytes) waiting for their step's verdict right now. */
     public final LongAdder waitingBatches = new LongAdder();
     public final LongAdder waitingBytes = new LongAdder();

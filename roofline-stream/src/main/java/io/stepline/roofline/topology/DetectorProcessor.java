@@ -118,8 +118,9 @@ final class DetectorProcessor implements Processor<String, byte[], String, byte[
             dead(record, "UNDECODABLE_STEP", e.getMessage(), Topics.STEPS.topicName());
             return;
         }
-        if (s.getLatencySource() == LatencySource.SCHEDULE_ONLY) {
-            return; // only schedule() was timed: no latency to judge
+        if (s.getLatencySource() == LatencySource.SCHEDULE_ONLY || s.getLatencySource() == LatencySource.NONE) {
+            stats.stepsWithoutLatency.increment();
+            return; // no latency known (only schedule() was timed, or no successor): nothing to judge
         }
         String inst = s.getInstanceId();
         LatencyDetector d = detector(inst);
