@@ -174,7 +174,9 @@ class IngestTopologyTest {
         assertThat(out.get(0).getLatencySource()).isEqualTo(LatencySource.NEXT_STEP_INTERVAL);
         assertThat(out.get(1).getStepId()).isEqualTo(43);
         assertThat(out.get(1).getLatencySource()).as("45 does not follow 43").isEqualTo(LatencySource.NONE);
-        assertThat(out.get(1).getLatencyNs()).isEqualTo(2_222_000);
+        assertThat(out.get(1).getLatencyNs()).as("step.duration_us times schedule() only: not a latency").isZero();
+        assertThat(out.get(1).getDegraded()).contains("NO_SUCCESSOR");
+        assertThat(out.get(0).getDegraded()).doesNotContain("NO_SUCCESSOR");
         driver.advanceWallClockTime(Duration.ofMillis(1500));
         assertThat(steps()).extracting(StepRecord::getStepId).containsExactly(45L);
     }

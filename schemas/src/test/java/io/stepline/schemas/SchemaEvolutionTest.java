@@ -20,7 +20,7 @@ class SchemaEvolutionTest {
     @Test
     void recordWrittenWithPreviousStepSchemaIsReadByCurrentOne() throws IOException {
         List<Schema> history = SchemaHistory.olderVersionsOf(StepRecord.getClassSchema().getFullName());
-        assertThat(history).hasSize(1);
+        assertThat(history).hasSize(2);
         Schema v1 = history.get(0);
         assertThat(v1.getField("decode_context_tokens")).isNull();
         assertThat(fingerprint(v1)).isNotEqualTo(fingerprint(StepRecord.getClassSchema()));
@@ -56,6 +56,35 @@ class SchemaEvolutionTest {
         assertThat(current.getDecodeTokens()).isEqualTo(3);
         assertThat(current.getDecodeContextTokens()).isNull();
         assertThat(current.getTpSize()).isNull();
+    }
+
+    @Test
+    void stepWrittenWithVersion2RequiredCountersReadsWithTheirValuesAndNothingDegraded() throws IOException {
+        Schema v2 = SchemaHistory.olderVersionsOf(StepRecord.getClassSchema().getFullName()).get(1);
+        assertThat(v2.getField("kv_blocks_total_gpu").schema().getType()).isEqualTo(Schema.Type.LONG);
+        assertThat(v2.getField("degraded")).isNull();
+        GenericRecord old = new GenericData.Record(v2);
+        for (Schema.Field f : v2.getFields()) {
+            if (f.hasDefaultValue()) {
+                old.put(f.name(), GenericData.get().getDefaultValue(f));
+            }
+        }
+        old.put("instance_id", "v2-producer");
+        old.put("step_id", 9L);
+        old.put("start_unix_nano", 100L);
+        old.put("end_unix_nano", 200L);
+        old.put("latency_ns", 100L);
+        fill(old, v2);
+        old.put("running_depth", 5);
+        old.put("kv_usage_gpu_ratio", 0.25);
+        old.put("kv_blocks_total_gpu", 400L);
+        old.put("kv_blocks_free_gpu", 300L);
+        StepRecord current = Serdes.STEP.decode(new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v2).encode(old).array());
+        assertThat(current.getRunningDepth()).isEqualTo(5);
+        assertThat(current.getKvUsageGpuRatio()).isEqualTo(0.25);
+        assertThat(current.getKvBlocksTotalGpu()).isEqualTo(400L);
+        assertThat(current.getKvBlocksFreeGpu()).isEqualTo(300L);
+        assertThat(current.getDegraded()).isEmpty();
     }
 
     private static long fingerprint(Schema s) {

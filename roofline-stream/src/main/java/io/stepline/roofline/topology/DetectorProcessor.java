@@ -166,6 +166,7 @@ final class DetectorProcessor implements Processor<String, byte[], String, byte[
         } catch (RuntimeException e) {
             dead(record, "UNDECODABLE_STEP", e.getMessage(), Topics.STEPS.topicName());
             counters.setPhases(List.of());
+            counters.setDegraded(List.of());
             return counters;
         }
     }
