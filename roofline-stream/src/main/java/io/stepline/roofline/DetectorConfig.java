@@ -9,7 +9,7 @@ import java.util.function.Supplier;
 
 import io.stepline.roofline.model.LatencyDetector;
 import io.stepline.roofline.model.PaperRoofline;
-import io.stepline.roofline.model.RobustRoofline;
+import io.stepline.roofline.model.robust.RobustRoofline;
 import io.stepline.roofline.retention.RetentionStats;
 
 /** Validated settings of the detector application, assembled into one {@link Properties}. */

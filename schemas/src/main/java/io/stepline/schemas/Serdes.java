@@ -8,6 +8,8 @@ import io.stepline.events.KernelBatch;
 import io.stepline.events.RequestEvent;
 import io.stepline.events.RetainedKernelBatch;
 import io.stepline.events.RooflineModel;
+import io.stepline.events.RooflineStateCell;
+import io.stepline.events.RooflineStateHeader;
 import io.stepline.events.StepLabel;
 import io.stepline.events.StepRecord;
 import io.stepline.events.StepVerdict;
@@ -27,4 +29,7 @@ public final class Serdes {
     public static final AvroSerde<DeadLetter> DEAD_LETTER = AvroSerde.of(DeadLetter.class);
     public static final AvroSerde<StepLabel> STEP_LABEL = AvroSerde.of(StepLabel.class);
     public static final AvroSerde<FaultEpisode> FAULT_EPISODE = AvroSerde.of(FaultEpisode.class);
+    /** Detector state of the robust roofline (a store, not a topic). */
+    public static final AvroSerde<RooflineStateHeader> ROOFLINE_STATE_HEADER = AvroSerde.of(RooflineStateHeader.class);
+    public static final AvroSerde<RooflineStateCell> ROOFLINE_STATE_CELL = AvroSerde.of(RooflineStateCell.class);
 }

@@ -15,7 +15,7 @@ import io.stepline.ingest.topology.StepAssembler;
 import io.stepline.ingest.validation.Rejection;
 import io.stepline.roofline.eval.DetectionEvaluator;
 import io.stepline.roofline.model.PaperRoofline;
-import io.stepline.roofline.model.RobustRoofline;
+import io.stepline.roofline.model.robust.RobustRoofline;
 import io.stepline.simulator.Simulation;
 import io.stepline.simulator.SimulationConfig;
 import io.stepline.simulator.instance.StepOutput;

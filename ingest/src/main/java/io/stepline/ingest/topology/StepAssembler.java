@@ -163,7 +163,9 @@ public final class StepAssembler {
                 ResourceSpans.Builder b = held.toBuilder();
                 b.getScopeSpansBuilder(0).addAllSpans(spans);
                 ResourceSpans merged = b.build();
-                if (complete(merged, id)) {
+                List<FragmentSpan> mergedPhases = FragmentSpan.of(merged.getScopeSpans(0).getSpansList());
+                mergedPhases = mergedPhases.subList(1, mergedPhases.size());
+                if (complete(mergedPhases, id, phasesSent(inst, state, mergedPhases.size()))) {
                     state.delete(pkey);
                     emitHeld(merged, id, out);
                 } else {
@@ -199,7 +201,8 @@ public final class StepAssembler {
             out.reject(r, step.span().toByteArray());
             return;
         }
-        if (complete(kids, id)) {
+        int sent = phasesSent(inst, state, kids.size());
+        if (complete(kids, id, sent)) {
             out.step(record);
         } else {
             ResourceSpans held = ResourceSpans.newBuilder().setResource(resource)
@@ -221,26 +224,55 @@ public final class StepAssembler {
             out.step(b.build());
             return;
         }
-        String key = "b|" + id.instanceId();
-        byte[] pending = state.get(key);
-        if (pending != null) {
-            StepRecord prev = Serdes.STEP.decode(slice(pending));
-            if (b.getStepId() == prev.getStepId() + 1) {
-                // the monotonic step.ts_start_ns of both when the producer sends it; else the events' wall-clock times
-                long latency = b.getTsStartNs() != null && prev.getTsStartNs() != null
-                        ? b.getTsStartNs() - prev.getTsStartNs() : b.getStartUnixNano() - prev.getStartUnixNano();
-                out.step(StepRecord.newBuilder(prev).setLatencyNs(Math.max(0, latency))
-                        .setEndUnixNano(prev.getStartUnixNano() + Math.max(0, latency))
-                        .setLatencySource(LatencySource.NEXT_STEP_INTERVAL).build());
-            } else if (b.getStepId() > prev.getStepId()) {
-                out.step(withoutLatency(prev)); // a gap in step.id (sampled tracing): never an interval across it
-            } else {
-                // an earlier step arriving late: the held one still waits for its own successor
-                out.step(withoutLatency(b.build()));
-                return;
-            }
+        // The fork closes its span every 100 steps and exports spans late and in any order, so a step's
+        // successor may come before it, in the same span, or a whole rotation later: every summary
+        // waits under its own step id until both neighbours are settled or it expires.
+        String inst = id.instanceId();
+        StepRecord self = b.build();
+        long k = self.getStepId();
+        boolean selfDone = false;
+        byte[] next = state.get(summaryKey(inst, k + 1));
+        if (next != null) {
+            out.step(withSuccessor(self, Serdes.STEP.decode(body(next))));
+            selfDone = true;
         }
-        state.put(key, withTime(nowMs, Serdes.STEP.encode(b.build())));
+        String prevKey = summaryKey(inst, k - 1);
+        byte[] prev = state.get(prevKey);
+        if (prev != null && !emitted(prev)) {
+            out.step(withSuccessor(Serdes.STEP.decode(body(prev)), self));
+            state.put(prevKey, summary(arrival(prev), true, body(prev)));
+        }
+        state.put(summaryKey(inst, k), summary(nowMs, selfDone, Serdes.STEP.encode(self)));
+    }
+
+    /** Pending form B summaries: by instance and zero-padded step id, so a prefix scan walks them in step order. */
+    static String summaryKey(String inst, long stepId) {
+        return String.format(java.util.Locale.ROOT, "b|%s|%019d", inst, stepId);
+    }
+
+    /** [arrival ms][emitted flag][step record]. */
+    private static byte[] summary(long ms, boolean emitted, byte[] record) {
+        return ByteBuffer.allocate(9 + record.length).putLong(ms).put((byte) (emitted ? 1 : 0)).put(record).array();
+    }
+
+    private static boolean emitted(byte[] v) {
+        return v[8] != 0;
+    }
+
+    private static byte[] body(byte[] v) {
+        byte[] out = new byte[v.length - 9];
+        System.arraycopy(v, 9, out, 0, out.length);
+        return out;
+    }
+
+    /** The latency of {@code prev} is the interval to the start of {@code next}, its consecutive successor. */
+    private static StepRecord withSuccessor(StepRecord prev, StepRecord next) {
+        // the monotonic step.ts_start_ns of both when the producer sends it; else the events' wall-clock times
+        long latency = next.getTsStartNs() != null && prev.getTsStartNs() != null
+                ? next.getTsStartNs() - prev.getTsStartNs() : next.getStartUnixNano() - prev.getStartUnixNano();
+        latency = Math.max(0, latency);
+        return StepRecord.newBuilder(prev).setLatencyNs(latency).setEndUnixNano(prev.getStartUnixNano() + latency)
+                .setLatencySource(LatencySource.NEXT_STEP_INTERVAL).build();
     }
 
     /**
@@ -327,17 +359,21 @@ public final class StepAssembler {
 
     /** Emits what waited longer than the window: steps without all their phases, summaries without a successor. */
     public void expire(long nowMs, State state, Output out) {
+        // held steps leave in step order (their keys are span ids): the detector learns in the order steps ran
+        List<StepRecord> due = new ArrayList<>();
         for (Map.Entry<String, byte[]> e : state.withPrefix("p|")) {
             if (nowMs - arrival(e.getValue()) >= windowMs) {
                 state.delete(e.getKey());
                 ResourceSpans held = parse(e.getValue());
                 try {
-                    emitHeld(held, InstanceIdentity.of(held.getResource()), out);
+                    due.add(heldStep(held, InstanceIdentity.of(held.getResource())));
                 } catch (Rejection r) {
                     out.reject(r, held.toByteArray());
                 }
             }
         }
+        due.sort(java.util.Comparator.comparing(StepRecord::getInstanceId).thenComparingLong(StepRecord::getStepId));
+        due.forEach(out::step);
         for (Map.Entry<String, byte[]> e : state.withPrefix("o|")) {
             if (nowMs - arrival(e.getValue()) >= windowMs) {
                 state.delete(e.getKey());
@@ -348,20 +384,41 @@ public final class StepAssembler {
         for (Map.Entry<String, byte[]> e : state.withPrefix("b|")) {
             if (nowMs - arrival(e.getValue()) >= windowMs) {
                 state.delete(e.getKey());
-                out.step(withoutLatency(Serdes.STEP.decode(slice(e.getValue()))));
+                if (!emitted(e.getValue())) {
+                    out.step(withoutLatency(Serdes.STEP.decode(body(e.getValue()))));
+                }
             }
         }
     }
 
     private static void emitHeld(ResourceSpans held, InstanceIdentity id, Output out) {
-        List<FragmentSpan> spans = FragmentSpan.of(held.getScopeSpans(0).getSpansList());
-        out.step(StepMapper.formA(spans.get(0), spans.subList(1, spans.size()), id));
+        out.step(heldStep(held, id));
     }
 
-    /** All phases there: the three EngineCore phases and four per rank; with unknown TP, any rank phases. */
-    private static boolean complete(ResourceSpans held, InstanceIdentity id) {
+    private static StepRecord heldStep(ResourceSpans held, InstanceIdentity id) {
         List<FragmentSpan> spans = FragmentSpan.of(held.getScopeSpans(0).getSpansList());
-        return complete(spans.subList(1, spans.size()), id);
+        return StepMapper.formA(spans.get(0), spans.subList(1, spans.size()), id);
+    }
+
+    /**
+     * The most phase spans this instance has sent for one step, updated with {@code seen}. Producers
+     * send all phases, a few (the Forward pass only) or none: a step waits only for as many phases as
+     * its instance ever sends, so steps of a producer without phase spans are never held.
+     */
+    private static int phasesSent(String inst, State state, int seen) {
+        String key = "ph|" + inst;
+        byte[] v = state.get(key);
+        int most = v == null ? 0 : ByteBuffer.wrap(v).getInt();
+        if (seen > most) {
+            state.put(key, ByteBuffer.allocate(4).putInt(seen).array());
+            return seen;
+        }
+        return most;
+    }
+
+    /** All phases there: the three EngineCore phases and four per rank (with unknown TP, any four), or as many as the instance ever sends. */
+    private static boolean complete(List<FragmentSpan> phases, InstanceIdentity id, int instanceSends) {
+        return phases.size() >= instanceSends || complete(phases, id);
     }
 
     private static boolean complete(List<FragmentSpan> phases, InstanceIdentity id) {

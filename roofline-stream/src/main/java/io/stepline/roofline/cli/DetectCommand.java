@@ -15,7 +15,7 @@ import io.stepline.kafka.ClusterOptions;
 import io.stepline.kafka.KafkaTarget;
 import io.stepline.roofline.DetectorConfig;
 import io.stepline.roofline.DetectorService;
-import io.stepline.roofline.model.RobustRoofline;
+import io.stepline.roofline.model.robust.RobustRoofline;
 
 /** {@code stepline detect}: the roofline detector against a cluster until Ctrl-C. */
 @Command(name = "detect", mixinStandardHelpOptions = true,
@@ -34,22 +34,13 @@ public final class DetectCommand implements Callable<Integer> {
             description = "Outlier bound in robust standard deviations of log latency (default: ${DEFAULT-VALUE}).")
     double sigma;
 
+    @Option(names = "--min-bound", defaultValue = "" + RobustRoofline.Settings.DEFAULT_MIN_BOUND_RATIO,
+            description = "Smallest bound ratio: a step must be at least this much slower than expected to be flagged (default: ${DEFAULT-VALUE}).")
+    double minBound;
+
     @Option(names = "--max-bound", defaultValue = "" + RobustRoofline.Settings.DEFAULT_MAX_BOUND_RATIO,
             description = "Largest bound ratio: steps this much slower than expected are always flagged (default: ${DEFAULT-VALUE}).")
     double maxBound;
-
-    @Option(names = "--extrapolation-bound", defaultValue = "" + RobustRoofline.Settings.DEFAULT_EXTRAPOLATION_BOUND_RATIO,
-            description = "Bound ratio for steps doing work the model's window has not seen lately, judged with a cost from an older fit"
-                    + " (default: ${DEFAULT-VALUE}).")
-    double extrapolationBound;
-
-    @Option(names = "--drift-ratio", defaultValue = "" + RobustRoofline.Settings.DEFAULT_DRIFT_RATIO,
-            description = "Current/reference model ratio that counts as a sustained regression (default: ${DEFAULT-VALUE}).")
-    double driftRatio;
-
-    @Option(names = "--drift-seconds", defaultValue = "20",
-            description = "How long the drift must last, in seconds of step time (default: ${DEFAULT-VALUE}).")
-    double driftSeconds;
 
     @Option(names = "--baseline-sample", defaultValue = "" + DetectorConfig.DEFAULT_BASELINE_SAMPLE_RATE,
             description = "Share of NORMAL steps whose kernels are kept as a baseline (default: ${DEFAULT-VALUE}).")
@@ -71,10 +62,8 @@ public final class DetectCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         DetectorConfig cfg;
         try {
-            RobustRoofline.Settings d = RobustRoofline.Settings.defaults();
             DetectorConfig.Builder b = DetectorConfig.builder().threads(threads).commitIntervalMs(commitIntervalMs).model(model).baselineSampleRate(baselineSample)
-                    .robustSettings(new RobustRoofline.Settings(d.window(), d.bootstrap(), d.refitEvery(), sigma, d.minBoundRatio(),
-                            maxBound, d.minExcessNs(), driftRatio, (long) (driftSeconds * 1e9), d.referenceAfterRefits(), extrapolationBound));
+                    .robustSettings(RobustRoofline.Settings.defaults().withBounds(sigma, minBound, maxBound));
             if (stateDir != null) {
                 b.stateDir(stateDir);
             }

@@ -1,0 +1,107 @@
+package io.stepline.cli.bench;
+
+import java.io.BufferedReader;
+import java.io.BufferedWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Supplier;
+
+import io.stepline.events.LatencySource;
+import io.stepline.events.RequestEvent;
+import io.stepline.events.StepRecord;
+import io.stepline.events.Verdict;
+import io.stepline.ingest.otlp.OtlpDecoder;
+import io.stepline.ingest.otlp.SpanFragment;
+import io.stepline.ingest.topology.StepAssembler;
+import io.stepline.ingest.validation.Rejection;
+import io.stepline.roofline.model.Assessment;
+import io.stepline.roofline.model.LatencyDetector;
+import io.stepline.roofline.model.PaperRoofline;
+import io.stepline.roofline.model.robust.RobustRoofline;
+
+/**
+ * Detection over an OTLP/JSON trace file without Kafka, for quick model iterations: the same
+ * ingest assembler and the same detector the pipeline runs, steps judged per instance in the order
+ * ingest emits them. Writes anomalies as JSON lines (instance, step_id, verdict, ratio).
+ * Args: TRACES OUT [robust|paper].
+ */
+public final class OfflineDetection {
+    private OfflineDetection() {}
+
+    public static void main(String[] args) throws Exception {
+        Path in = Path.of(args[0]);
+        Path out = Path.of(args[1]);
+        Supplier<LatencyDetector> factory = args.length > 2 && args[2].equals("paper") ? PaperRoofline::new
+                : () -> new RobustRoofline(RobustRoofline.Settings.defaults());
+        List<StepRecord> steps = new ArrayList<>();
+        StepAssembler assembler = new StepAssembler(0);
+        StepAssembler.State state = StepAssembler.State.inMemory();
+        StepAssembler.Output sink = new StepAssembler.Output() {
+            @Override
+            public void step(StepRecord s) {
+                steps.add(s);
+            }
+
+            @Override
+            public void request(RequestEvent e) {
+            }
+
+            @Override
+            public void reject(Rejection why, byte[] payload) {
+                System.err.println("rejected: " + why.code() + " " + why.getMessage());
+            }
+        };
+        try (BufferedReader r = Files.newBufferedReader(in, StandardCharsets.UTF_8)) {
+            String line;
+            while ((line = r.readLine()) != null) {
+                if (line.isBlank()) {
+                    continue;
+                }
+                byte[] bytes = OtlpDecoder.json(line).toByteArray();
+                for (SpanFragment f : OtlpDecoder.fragments(bytes)) {
+                    assembler.accept(f, 0, state, sink);
+                }
+            }
+        }
+        assembler.expire(Long.MAX_VALUE, state, sink);
+        Map<String, LatencyDetector> detectors = new HashMap<>();
+        long flagged = 0;
+        long judged = 0;
+        try (BufferedWriter w = Files.newBufferedWriter(out, StandardCharsets.UTF_8)) {
+            for (StepRecord s : steps) {
+                if (s.getLatencySource() == LatencySource.NONE || s.getLatencySource() == LatencySource.SCHEDULE_ONLY) {
+                    continue;
+                }
+                LatencyDetector d = detectors.computeIfAbsent(s.getInstanceId(), k -> factory.get());
+                Assessment a = d.assess(s);
+                judged++;
+                if (System.getenv("OFFLINE_ALL") != null && a.verdict() != Verdict.OUTLIER) {
+                    w.write(String.format(Locale.ROOT, "{\"instance\":\"%s\",\"step_id\":%d,\"verdict\":\"%s\",\"ratio\":%.4f,\"expected_ms\":%.3f,\"bound_ms\":%.3f}%n",
+                            s.getInstanceId(), s.getStepId(), a.verdict(), a.ratio(), a.expectedNs() / 1e6, a.boundNs() / 1e6));
+                }
+                if (a.verdict() == Verdict.OUTLIER) {
+                    flagged++;
+                    w.write(String.format(Locale.ROOT, "{\"instance\":\"%s\",\"step_id\":%d,\"verdict\":\"OUTLIER\",\"ratio\":%.4f,\"expected_ms\":%.3f,\"bound_ms\":%.3f}%n",
+                            s.getInstanceId(), s.getStepId(), a.ratio(), a.expectedNs() / 1e6, a.boundNs() / 1e6));
+                }
+                if (a.drift() != null) {
+                    w.write(String.format(Locale.ROOT, "{\"instance\":\"%s\",\"step_id\":%d,\"verdict\":\"SUSTAINED_REGRESSION\",\"ratio\":%.4f,\"since_ns\":%d}%n",
+                            s.getInstanceId(), s.getStepId(), a.drift().ratio(), a.drift().sinceNs()));
+                }
+            }
+        }
+        System.out.printf(Locale.ROOT, "%d steps, %d judged, %d flagged%n", steps.size(), judged, flagged);
+        for (Map.Entry<String, LatencyDetector> e : detectors.entrySet()) {
+            LatencyDetector d = e.getValue();
+            String extra = d instanceof RobustRoofline rr ? String.format(Locale.ROOT, " extrapolated=%d cells=%d", rr.extrapolatedSteps(), rr.cellCount()) : "";
+            System.out.printf(Locale.ROOT, "  %s: steps=%d bound=%.3f level=%.3f state=%dB%s%n", e.getKey(), d.stepsSeen(), d.boundRatio(),
+                    d.driftRatio(), d.stateBytes(), extra);
+        }
+    }
+}

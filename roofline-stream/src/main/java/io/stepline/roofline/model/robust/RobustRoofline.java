@@ -1,0 +1,424 @@
+package io.stepline.roofline.model.robust;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.stepline.events.RooflineStateCell;
+import io.stepline.events.RooflineStateHeader;
+import io.stepline.events.Severity;
+import io.stepline.events.StepRecord;
+import io.stepline.events.Verdict;
+import io.stepline.roofline.model.Assessment;
+import io.stepline.roofline.model.LatencyDetector;
+import io.stepline.schemas.Serdes;
+
+/**
+ * Stepline's default model: an instance's healthy step cost across its whole operating range.
+ *
+ * <ul>
+ * <li>Memory: {@link WorkCells} keep the latest healthy steps of every region of the work space
+ *     the instance has visited, not just the last few seconds.</li>
+ * <li>Fit: {@link TrimmedLeastSquares} over all cells' points on the {@link CostBasis} (relative
+ *     error, so small and large steps count alike; trimmed, so faults inside the training data do
+ *     not pull it). What the basis cannot express (CUDA-graph padding steps, prefix-cache effects)
+ *     each cell corrects with the median residual of its own points.</li>
+ * <li>Decision: a step is an OUTLIER above {@code expected x exp(k sigma)}, the ratio clamped to
+ *     [{@link Settings#minBoundRatio}, {@link Settings#maxBoundRatio}], sigma the robust spread of
+ *     the training points around the model, widened to the instance's own tail ({@link TailBound}). A step in a cell with too few points is an
+ *     extrapolation: a wider bound, counted.</li>
+ * <li>No absorption: only steps judged NORMAL and near the model (within {@link Settings#learnRatio}
+ *     or 2.5 sigma) teach a well-filled cell, so a fault of a thousand steps stays a fault, and a
+ *     regression of 1.2x is not learned as the new normal. {@link DriftWatch} reports such a shift
+ *     as a SUSTAINED_REGRESSION, and the model re-anchors its level on it.</li>
+ * </ul>
+ * State: a header and the cells, as Avro records (RooflineStateHeader, RooflineStateCell) through
+ * the schemas' history; a step dirties the header and at most one cell.
+ */
+public final class RobustRoofline implements LatencyDetector {
+    public static final String KIND = "robust";
+
+    /** Validated tuning (defaults documented on each constant). */
+    public record Settings(int bootstrapSteps, int refitEvery, double sigmaMultiplier, double minBoundRatio, double maxBoundRatio,
+                           double extrapolationFactor, double maxExtrapolationBoundRatio, double minExcessNs, double learnRatio,
+                           int pointsPerCell, int maxCells, DriftWatch.Settings drift) {
+        /** Steps seen before the first fit (WARMING_UP until then). */
+        public static final int DEFAULT_BOOTSTRAP_STEPS = 200;
+        /** Steps between refits (a refit reads every cell's points: ~1,000 points). */
+        public static final int DEFAULT_REFIT_EVERY = 256;
+        /** The bound is this many robust sigmas of log residual above expected. */
+        public static final double DEFAULT_SIGMA_MULTIPLIER = 5;
+        /** Never tighter: a healthy step may run 15-20% slow now and then (GC, a batch of long contexts). */
+        public static final double DEFAULT_MIN_BOUND_RATIO = 1.25;
+        /** Never looser than this inside the known work space: 1.5x slowdowns must be caught. */
+        public static final double DEFAULT_MAX_BOUND_RATIO = 1.4;
+        /** A step outside the cells the model knows gets its bound widened by this factor... */
+        public static final double DEFAULT_EXTRAPOLATION_FACTOR = 1.1;
+        /** ...up to this ratio, still under a 1.5x slowdown. */
+        public static final double DEFAULT_MAX_EXTRAPOLATION_BOUND_RATIO = 1.45;
+        /** A step must also exceed its expectation by this much (ns): jitter of tiny steps is no anomaly. */
+        public static final double DEFAULT_MIN_EXCESS_NS = 200_000;
+        /** A filled cell learns only steps within this ratio of expected (or 2.5 sigma, if wider). */
+        public static final double DEFAULT_LEARN_RATIO = 1.08;
+
+        public Settings {
+            if (bootstrapSteps < 2 * CostBasis.SIZE || refitEvery < 1) {
+                throw new IllegalArgumentException("need bootstrapSteps >= " + 2 * CostBasis.SIZE + " and refitEvery >= 1");
+            }
+            if (!(sigmaMultiplier > 0) || !(minBoundRatio > 1) || maxBoundRatio < minBoundRatio) {
+                throw new IllegalArgumentException("need sigmaMultiplier > 0 and 1 < minBoundRatio <= maxBoundRatio");
+            }
+            if (!(extrapolationFactor >= 1) || maxExtrapolationBoundRatio < maxBoundRatio) {
+                throw new IllegalArgumentException("need extrapolationFactor >= 1 and maxExtrapolationBoundRatio >= maxBoundRatio");
+            }
+            if (!(minExcessNs >= 0) || !(learnRatio > 1)) {
+                throw new IllegalArgumentException("need minExcessNs >= 0 and learnRatio > 1");
+            }
+            if (drift == null) {
+                throw new IllegalArgumentException("drift settings required");
+            }
+        }
+
+        public static Settings defaults() {
+            return new Settings(DEFAULT_BOOTSTRAP_STEPS, DEFAULT_REFIT_EVERY, DEFAULT_SIGMA_MULTIPLIER, DEFAULT_MIN_BOUND_RATIO,
+                    DEFAULT_MAX_BOUND_RATIO, DEFAULT_EXTRAPOLATION_FACTOR, DEFAULT_MAX_EXTRAPOLATION_BOUND_RATIO, DEFAULT_MIN_EXCESS_NS,
+                    DEFAULT_LEARN_RATIO, WorkCells.DEFAULT_POINTS_PER_CELL, WorkCells.DEFAULT_MAX_CELLS, DriftWatch.Settings.defaults());
+        }
+
+        public Settings withBounds(double sigmaMultiplier, double minBoundRatio, double maxBoundRatio) {
+            return new Settings(bootstrapSteps, refitEvery, sigmaMultiplier, minBoundRatio, maxBoundRatio, extrapolationFactor,
+                    Math.max(maxExtrapolationBoundRatio, maxBoundRatio), minExcessNs, learnRatio, pointsPerCell, maxCells, drift);
+        }
+    }
+
+    /** Cells with fewer points than this are extrapolations. */
+    static final int MIN_CELL_POINTS = 3;
+    /** A robust sigma from a handful of points per cell is deflated by the cells' own medians: widen it. */
+    static final double IN_SAMPLE_SIGMA_FACTOR = 1.15;
+    static final double MIN_SIGMA = 0.01;
+    /** Weight of one step in the running share of elevated steps (a memory of ~50 steps). */
+    static final double ELEVATED_ALPHA = 1.0 / 50;
+    static final double LOG_ELEVATED = Math.log(1.1);
+    /** Above this share of elevated steps an episode is under way: new cells and the tail do not learn. */
+    static final double MAX_CALM_ELEVATED_SHARE = 0.3;
+
+    private final Settings s;
+    private final WorkCells cells;
+    private final DriftWatch drift;
+    private final TailBound tail = new TailBound(TailBound.DEFAULT_TAIL_RATE);
+    private final double[] basis = new double[CostBasis.SIZE];
+    private final float[] point = new float[WorkCells.POINT_WIDTH];
+    private double[] coef = new double[0];
+    private double[] reference = new double[0];
+    private long referenceVersion;
+    private boolean fitted;
+    private double floorNs;
+    private double sigma = Double.NaN;
+    private double level = 1;
+    private long version;
+    private long steps;
+    private int sinceRefit;
+    private long extrapolated;
+    private long alarms;
+    private double elevatedShare;
+
+    public RobustRoofline(Settings s) {
+        this.s = s;
+        this.cells = new WorkCells(s.pointsPerCell(), s.maxCells());
+        this.drift = new DriftWatch(s.drift());
+    }
+
+    @Override
+    public Assessment assess(StepRecord step) {
+        steps++;
+        double p = step.getPrefillTokens();
+        double np = step.getNumPrefillReqs();
+        double d = step.getNumDecodeReqs();
+        double dt = step.getDecodeTokens();
+        double ctx = CostBasis.contextTokens(step);
+        double lat = step.getLatencyNs();
+        int key = WorkCells.key(p, np, d, ctx);
+        int slot = cells.slot(key);
+        point[0] = (float) p;
+        point[1] = (float) np;
+        point[2] = (float) d;
+        point[3] = (float) dt;
+        point[4] = (float) ctx;
+        if (!fitted) {
+            point[5] = (float) (lat / level);
+            cells.add(key, steps, point);
+            boolean refitted = ++sinceRefit >= s.bootstrapSteps() && cells.points() >= 2 * CostBasis.SIZE && refit();
+            return new Assessment(Verdict.WARMING_UP, Double.NaN, Double.NaN, Double.NaN, Severity.NONE, version, refitted, null);
+        }
+        CostBasis.of(p, np, d, dt, ctx, basis);
+        double offset = cells.offset(slot);
+        boolean known = cells.count(slot) >= MIN_CELL_POINTS && !Double.isNaN(offset);
+        double expected = level * Math.max(floorNs, CostBasis.dot(coef, basis)) * (known ? Math.exp(offset) : 1);
+        double bound = Math.min(s.maxBoundRatio(), tail.bound(boundRatio()));
+        if (!known) {
+            bound = Math.min(s.maxExtrapolationBoundRatio(), bound * s.extrapolationFactor());
+            extrapolated++;
+        }
+        double ratio = lat / expected;
+        boolean outlier = ratio > bound && lat - expected >= s.minExcessNs();
+        double logRatio = Math.log(ratio);
+        boolean calm = elevatedShare < MAX_CALM_ELEVATED_SHARE;
+        if (known) {
+            // the share of recent steps running 10% above the model: high while an episode (a throttle, a
+            // regression) is under way, when neither the tail nor new cells may learn from what they see
+            elevatedShare += ELEVATED_ALPHA * ((logRatio > LOG_ELEVATED ? 1 : 0) - elevatedShare);
+            if (calm) {
+                tail.observe(logRatio);
+            }
+        }
+        Assessment.Drift shift = null;
+        DriftWatch.Alarm alarm = drift.observe(logRatio, step.getStartUnixNano());
+        if (alarm != null) {
+            alarms++;
+            shift = new Assessment.Drift(alarm.ratio(), alarm.sinceNs(), referenceVersion);
+            level *= alarm.ratio();
+        }
+        boolean filled = cells.count(slot) >= s.pointsPerCell() / 2;
+        double learnLog = Math.max(Math.log(s.learnRatio()), 2.5 * sigma);
+        if (!outlier && (filled ? logRatio <= learnLog : calm)) {
+            point[5] = (float) (lat / level);
+            cells.add(key, steps, point);
+        } else {
+            cells.touch(slot, steps);
+        }
+        boolean refitted = ++sinceRefit >= s.refitEvery() && refit();
+        Verdict v = outlier ? Verdict.OUTLIER : Verdict.NORMAL;
+        return new Assessment(v, expected, expected * bound, ratio, outlier ? Assessment.severityOf(ratio) : Severity.NONE,
+                version, refitted, shift);
+    }
+
+    /** Fits the basis to every cell's points, then each cell's offset and the spread. */
+    private boolean refit() {
+        int n = cells.points();
+        double[][] x = new double[n][CostBasis.SIZE];
+        double[] y = new double[n];
+        int[] slotOf = new int[n];
+        float[] pt = new float[WorkCells.POINT_WIDTH];
+        int i = 0;
+        for (int c = 0; c < cells.cells(); c++) {
+            for (int j = 0; j < cells.count(c); j++) {
+                cells.point(c, j, pt);
+                CostBasis.of(pt[0], pt[1], pt[2], pt[3], pt[4], x[i]);
+                y[i] = pt[5];
+                slotOf[i] = c;
+                i++;
+            }
+        }
+        double[] fit = TrimmedLeastSquares.fit(x, y, n, TrimmedLeastSquares.DEFAULT_TRIM);
+        sinceRefit = 0;
+        if (fit == null) {
+            return false;
+        }
+        double minY = Double.MAX_VALUE;
+        for (int k = 0; k < n; k++) {
+            minY = Math.min(minY, y[k]);
+        }
+        double floor = 0.5 * minY;
+        double[] logRes = new double[n];
+        for (int k = 0; k < n; k++) {
+            logRes[k] = Math.log(y[k] / Math.max(floor, CostBasis.dot(fit, x[k])));
+        }
+        // per cell: median residual of its points
+        List<Double> spread = new ArrayList<>(n);
+        int k = 0;
+        for (int c = 0; c < cells.cells(); c++) {
+            int m = cells.count(c);
+            if (m >= MIN_CELL_POINTS) {
+                double[] r = Arrays.copyOfRange(logRes, k, k + m);
+                double off = median(r);
+                cells.setOffset(c, off);
+                for (double v : r) {
+                    spread.add(v - off);
+                }
+            } else {
+                cells.setOffset(c, Double.NaN);
+            }
+            k += m;
+        }
+        double mad = spread.isEmpty() ? Double.NaN : medianAbs(spread);
+        sigma = Double.isNaN(mad) ? 0.05 : Math.max(MIN_SIGMA, 1.4826 * mad * IN_SAMPLE_SIGMA_FACTOR);
+        coef = fit;
+        floorNs = floor;
+        fitted = true;
+        version++;
+        if (reference.length == 0) {
+            reference = fit.clone();
+            referenceVersion = version;
+        }
+        return true;
+    }
+
+    private static double median(double[] v) {
+        double[] c = v.clone();
+        Arrays.sort(c);
+        int m = c.length / 2;
+        return c.length % 2 == 1 ? c[m] : (c[m - 1] + c[m]) / 2;
+    }
+
+    private static double medianAbs(List<Double> v) {
+        double[] a = new double[v.size()];
+        for (int i = 0; i < a.length; i++) {
+            a[i] = Math.abs(v.get(i));
+        }
+        return median(a);
+    }
+
+    @Override
+    public String kind() {
+        return KIND;
+    }
+
+    @Override
+    public long version() {
+        return version;
+    }
+
+    @Override
+    public String[] featureNames() {
+        return CostBasis.NAMES.clone();
+    }
+
+    @Override
+    public double[] coefficients() {
+        if (!fitted) {
+            double[] nan = new double[CostBasis.SIZE];
+            Arrays.fill(nan, Double.NaN);
+            return nan;
+        }
+        return coef.clone();
+    }
+
+    @Override
+    public double interceptNs() {
+        return fitted ? coef[0] : Double.NaN;
+    }
+
+    @Override
+    public double boundRatio() {
+        if (Double.isNaN(sigma)) {
+            return s.maxBoundRatio();
+        }
+        return Math.min(s.maxBoundRatio(), Math.max(s.minBoundRatio(), Math.exp(s.sigmaMultiplier() * sigma)));
+    }
+
+    @Override
+    public double[] referenceCoefficients() {
+        return reference.length == 0 ? null : reference.clone();
+    }
+
+    @Override
+    public double referenceInterceptNs() {
+        return reference.length == 0 ? Double.NaN : reference[0];
+    }
+
+    @Override
+    public long referenceVersion() {
+        return referenceVersion;
+    }
+
+    /** The level the model re-anchored to after sustained regressions (1: none). */
+    @Override
+    public double driftRatio() {
+        return level;
+    }
+
+    @Override
+    public long stepsSeen() {
+        return steps;
+    }
+
+    /** Steps judged outside the cells the model knows. */
+    public long extrapolatedSteps() {
+        return extrapolated;
+    }
+
+    public int cellCount() {
+        return cells.cells();
+    }
+
+    @Override
+    public Map<String, ByteBuffer> dirty() {
+        Map<String, ByteBuffer> out = new HashMap<>();
+        out.put("h", ByteBuffer.wrap(Serdes.ROOFLINE_STATE_HEADER.encode(header())));
+        for (Map.Entry<Integer, RooflineStateCell> e : cells.drainDirty().entrySet()) {
+            out.put("c" + e.getKey(), ByteBuffer.wrap(Serdes.ROOFLINE_STATE_CELL.encode(e.getValue())));
+        }
+        return out;
+    }
+
+    private RooflineStateHeader header() {
+        return RooflineStateHeader.newBuilder().setVersion(version).setStepsSeen(steps).setStepsSinceRefit(sinceRefit).setFitted(fitted)
+                .setCoefficients(boxed(coef)).setFloorNs(floorNs).setSigma(sigma).setLevel(level)
+                .setReferenceCoefficients(boxed(reference)).setReferenceVersion(referenceVersion).setExtrapolatedSteps(extrapolated)
+                .setDriftCurrent(ByteBuffer.wrap(drift.currentBlock())).setDriftCurrentStartNs(drift.currentStartNs())
+                .setDriftBlockElevated(drift.blockElevated()).setDriftBlockMedian(drift.blockMedian())
+                .setDriftBlockStartNs(drift.blockStarts()).setDriftAlarms(alarms).setTail(tail.countsState()).setElevatedShare(elevatedShare).build();
+    }
+
+    private static List<Double> boxed(double[] v) {
+        List<Double> out = new ArrayList<>(v.length);
+        for (double d : v) {
+            out.add(d);
+        }
+        return out;
+    }
+
+    private static double[] unboxed(List<Double> v) {
+        double[] out = new double[v.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = v.get(i);
+        }
+        return out;
+    }
+
+    @Override
+    public void restore(Map<String, ByteBuffer> parts) {
+        ByteBuffer h = parts.get("h");
+        if (h == null) {
+            return; // a new instance
+        }
+        RooflineStateHeader st = Serdes.ROOFLINE_STATE_HEADER.decode(bytes(h));
+        version = st.getVersion();
+        steps = st.getStepsSeen();
+        sinceRefit = st.getStepsSinceRefit();
+        fitted = st.getFitted();
+        coef = unboxed(st.getCoefficients());
+        floorNs = st.getFloorNs();
+        sigma = st.getSigma();
+        level = st.getLevel();
+        reference = unboxed(st.getReferenceCoefficients());
+        referenceVersion = st.getReferenceVersion();
+        extrapolated = st.getExtrapolatedSteps();
+        alarms = st.getDriftAlarms();
+        tail.restore(st.getTail());
+        elevatedShare = st.getElevatedShare();
+        ByteBuffer block = st.getDriftCurrent();
+        drift.restore(bytes(block), st.getDriftCurrentStartNs(), st.getDriftBlockElevated(), st.getDriftBlockMedian(), st.getDriftBlockStartNs());
+        for (Map.Entry<String, ByteBuffer> e : parts.entrySet()) {
+            if (e.getKey().startsWith("c")) {
+                cells.restore(Integer.parseInt(e.getKey().substring(1)), Serdes.ROOFLINE_STATE_CELL.decode(bytes(e.getValue())));
+            }
+        }
+        cells.drainDirty();
+    }
+
+    private static byte[] bytes(ByteBuffer b) {
+        ByteBuffer d = b.duplicate();
+        byte[] out = new byte[d.remaining()];
+        d.get(out);
+        return out;
+    }
+
+    @Override
+    public long stateBytes() {
+        return cells.stateBytes() + 400;
+    }
+}

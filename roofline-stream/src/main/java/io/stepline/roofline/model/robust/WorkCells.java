@@ -1,0 +1,220 @@
+package io.stepline.roofline.model.robust;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.stepline.events.RooflineStateCell;
+
+/**
+ * The model's memory of healthy steps across the instance's whole operating range: the work space
+ * (prefill tokens and prompts, decode requests, KV context) is cut into buckets, and each occupied bucket (a
+ * cell) keeps its latest few healthy steps. A rolling window forgets what the instance did a few
+ * minutes ago when load sweeps; cells forget a region only when newer steps of that same region
+ * replace it, or when the cell is the least recently used one and room is needed. The fit is
+ * trained on all cells' points, so every region the instance visits counts, however briefly.
+ */
+public final class WorkCells {
+    /** Floats per point: prefill tokens, prefill requests, decode requests, decode tokens, KV context, latency / level (ns). */
+    public static final int POINT_WIDTH = 6;
+    /** Points a cell keeps. */
+    public static final int DEFAULT_POINTS_PER_CELL = 6;
+    /** Cells an instance keeps (bounds its state: 192 x 6 points x 24 bytes = 27 KB). */
+    public static final int DEFAULT_MAX_CELLS = 192;
+
+    private final int pointsPerCell;
+    private final int maxCells;
+    private final int[] keys;
+    private final long[] lastUsed;
+    private final int[] next;
+    private final int[] count;
+    private final float[][] points;
+    private final double[] offsets;
+    private final Map<Integer, Integer> slotOfKey = new HashMap<>();
+    private final BitSet dirty = new BitSet();
+    private int used;
+
+    public WorkCells(int pointsPerCell, int maxCells) {
+        if (pointsPerCell < 3 || maxCells < 8) {
+            throw new IllegalArgumentException("need pointsPerCell >= 3 and maxCells >= 8");
+        }
+        this.pointsPerCell = pointsPerCell;
+        this.maxCells = maxCells;
+        this.keys = new int[maxCells];
+        this.lastUsed = new long[maxCells];
+        this.next = new int[maxCells];
+        this.count = new int[maxCells];
+        this.points = new float[maxCells][pointsPerCell * POINT_WIDTH];
+        this.offsets = new double[maxCells];
+        Arrays.fill(offsets, Double.NaN);
+    }
+
+    static int prefillBucket(double prefillTokens) {
+        if (prefillTokens <= 0) {
+            return 0;
+        }
+        return (int) Math.min(31, 1 + Math.max(0, Math.floor(Math.log(prefillTokens / 16) / Math.log(1.5))));
+    }
+
+    /** Fine where CUDA-graph batch sizes step (8 wide up to 64, 32 wide up to 512), coarse beyond. */
+    static int decodeBucket(double decodeReqs) {
+        if (decodeReqs <= 8) {
+            return (int) Math.max(0, decodeReqs);
+        }
+        if (decodeReqs <= 64) {
+            return 8 + (int) Math.ceil((decodeReqs - 8) / 8);
+        }
+        if (decodeReqs <= 512) {
+            return 15 + (int) Math.ceil((decodeReqs - 64) / 32);
+        }
+        return (int) Math.min(63, 29 + Math.ceil(4 * Math.log(decodeReqs / 512) / Math.log(2)));
+    }
+
+    static int contextBucket(double contextTokens) {
+        if (contextTokens <= 0) {
+            return 0;
+        }
+        return (int) Math.min(31, 1 + Math.max(0, Math.floor(Math.log(contextTokens / 1000) / Math.log(2))));
+    }
+
+    /** Prompts in a prefill batch: the same tokens cost more attention in one long prompt than in several short ones. */
+    static int promptsBucket(double prefillReqs) {
+        return (int) Math.max(0, Math.min(15, prefillReqs));
+    }
+
+    public static int key(double prefillTokens, double prefillReqs, double decodeReqs, double contextTokens) {
+        return promptsBucket(prefillReqs) << 16 | prefillBucket(prefillTokens) << 11 | decodeBucket(decodeReqs) << 5 | contextBucket(contextTokens);
+    }
+
+    /** The slot of a cell, or -1. */
+    public int slot(int key) {
+        Integer s = slotOfKey.get(key);
+        return s == null ? -1 : s;
+    }
+
+    public int count(int slot) {
+        return slot < 0 ? 0 : count[slot];
+    }
+
+    /** Median log residual of the cell's points against the last fit; NaN when unknown. */
+    public double offset(int slot) {
+        return slot < 0 ? Double.NaN : offsets[slot];
+    }
+
+    /** Adds a healthy point to its cell, making room by evicting the least recently used cell. */
+    public void add(int key, long step, float[] point) {
+        int s = slot(key);
+        if (s < 0) {
+            s = used < maxCells ? used++ : leastRecentlyUsed();
+            if (count[s] > 0) {
+                slotOfKey.remove(keys[s]);
+            }
+            keys[s] = key;
+            next[s] = 0;
+            count[s] = 0;
+            offsets[s] = Double.NaN;
+            slotOfKey.put(key, s);
+        }
+        System.arraycopy(point, 0, points[s], next[s] * POINT_WIDTH, POINT_WIDTH);
+        next[s] = (next[s] + 1) % pointsPerCell;
+        count[s] = Math.min(pointsPerCell, count[s] + 1);
+        lastUsed[s] = step;
+        dirty.set(s);
+    }
+
+    /** Marks a cell used by a step (judged against it) without adding a point. */
+    public void touch(int slot, long step) {
+        if (slot >= 0 && lastUsed[slot] != step) {
+            lastUsed[slot] = step;
+            dirty.set(slot); // eviction order is state: a restored model must evict what the running one would
+        }
+    }
+
+    private int leastRecentlyUsed() {
+        int best = 0;
+        for (int s = 1; s < used; s++) {
+            if (lastUsed[s] < lastUsed[best]) {
+                best = s;
+            }
+        }
+        return best;
+    }
+
+    public int cells() {
+        return used;
+    }
+
+    /** Cells with at least {@code min} points. */
+    public int cellsWithAtLeast(int min) {
+        int n = 0;
+        for (int s = 0; s < used; s++) {
+            n += count[s] >= min ? 1 : 0;
+        }
+        return n;
+    }
+
+    public int points() {
+        int n = 0;
+        for (int s = 0; s < used; s++) {
+            n += count[s];
+        }
+        return n;
+    }
+
+    /** Reads point {@code i} of {@code slot} into {@code out}. */
+    public void point(int slot, int i, float[] out) {
+        System.arraycopy(points[slot], i * POINT_WIDTH, out, 0, POINT_WIDTH);
+    }
+
+    public void setOffset(int slot, double offset) {
+        if (Double.compare(offsets[slot], offset) != 0) {
+            offsets[slot] = offset;
+            dirty.set(slot);
+        }
+    }
+
+    /** Cells changed since the last call, as state records by slot; clears the dirty set. */
+    public Map<Integer, RooflineStateCell> drainDirty() {
+        Map<Integer, RooflineStateCell> out = new HashMap<>();
+        for (int s = dirty.nextSetBit(0); s >= 0; s = dirty.nextSetBit(s + 1)) {
+            out.put(s, state(s));
+        }
+        dirty.clear();
+        return out;
+    }
+
+    private RooflineStateCell state(int s) {
+        List<Float> pts = new ArrayList<>(count[s] * POINT_WIDTH);
+        for (int i = 0; i < count[s] * POINT_WIDTH; i++) {
+            pts.add(points[s][i]);
+        }
+        return new RooflineStateCell(keys[s], lastUsed[s], next[s], count[s], pts, offsets[s]);
+    }
+
+    /** Restores one cell from its state record. */
+    public void restore(int slot, RooflineStateCell c) {
+        if (slot < 0 || slot >= maxCells) {
+            throw new IllegalArgumentException("cell slot " + slot + " outside [0, " + maxCells + ")");
+        }
+        if (c.getCount() > pointsPerCell || c.getPoints().size() != c.getCount() * POINT_WIDTH) {
+            throw new IllegalArgumentException("cell state of slot " + slot + " holds " + c.getPoints().size() + " floats for " + c.getCount() + " points");
+        }
+        keys[slot] = c.getKey();
+        lastUsed[slot] = c.getLastUsedStep();
+        next[slot] = c.getNext() % pointsPerCell;
+        count[slot] = c.getCount();
+        for (int i = 0; i < c.getPoints().size(); i++) {
+            points[slot][i] = c.getPoints().get(i);
+        }
+        offsets[slot] = c.getOffset();
+        slotOfKey.put(keys[slot], slot);
+        used = Math.max(used, slot + 1);
+    }
+
+    public long stateBytes() {
+        return (long) used * (pointsPerCell * POINT_WIDTH * 4 + 40);
+    }
+}
