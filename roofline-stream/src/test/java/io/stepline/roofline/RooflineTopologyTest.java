@@ -89,7 +89,7 @@ class RooflineTopologyTest {
             List<RooflineModel> ms = new ArrayList<>();
             rooflines.readValuesToList().forEach(v -> ms.add(Serdes.ROOFLINE.decode(v)));
             assertThat(ms).isNotEmpty();
-            assertThat(ms.get(ms.size() - 1).getFeatureNames()).contains("prefill_tokens", "decode_reqs");
+            assertThat(ms.get(ms.size() - 1).getFeatureNames()).contains("tokens_k", "prefill_attention_mtokens2", "context_ktokens");
             assertThat(ms.get(ms.size() - 1).getReferenceVersion()).isNotNull();
 
             List<RetainedKernelBatch> kept = new ArrayList<>();

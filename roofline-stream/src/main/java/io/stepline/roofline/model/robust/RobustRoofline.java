@@ -29,7 +29,8 @@ import io.stepline.schemas.Serdes;
  * <li>Decision: a step is an OUTLIER above {@code expected x exp(k sigma)}, the ratio clamped to
  *     [{@link Settings#minBoundRatio}, {@link Settings#maxBoundRatio}], sigma the robust spread of
  *     the training points around the model, widened to the instance's own tail ({@link TailBound}). A step in a cell with too few points is an
- *     extrapolation: a wider bound, counted.</li>
+ *     extrapolation: a wider bound, counted. A step with work of a kind or size no training step had
+ *     (the first prefill of an instance that only decoded so far) is not judged at all: WARMING_UP, learned, counted.</li>
  * <li>No absorption: only steps judged NORMAL and near the model (within {@link Settings#learnRatio}
  *     or 2.5 sigma) teach a well-filled cell, so a fault of a thousand steps stays a fault, and a
  *     regression of 1.2x is not learned as the new normal. {@link DriftWatch} reports such a shift
@@ -99,6 +100,8 @@ public final class RobustRoofline implements LatencyDetector {
     /** A robust sigma from a handful of points per cell is deflated by the cells' own medians: widen it. */
     static final double IN_SAMPLE_SIGMA_FACTOR = 1.15;
     static final double MIN_SIGMA = 0.01;
+    /** A step whose feature exceeds the training maximum by this factor is beyond what the model knows. */
+    static final double BEYOND_FACTOR = 1.5;
     /** Weight of one step in the running share of elevated steps (a memory of ~50 steps). */
     static final double ELEVATED_ALPHA = 1.0 / 50;
     static final double LOG_ELEVATED = Math.log(1.1);
@@ -124,6 +127,8 @@ public final class RobustRoofline implements LatencyDetector {
     private long extrapolated;
     private long alarms;
     private double elevatedShare;
+    private double[] featureMax = new double[CostBasis.SIZE];
+    private long beyond;
 
     public RobustRoofline(Settings s) {
         this.s = s;
@@ -154,6 +159,17 @@ public final class RobustRoofline implements LatencyDetector {
             return new Assessment(Verdict.WARMING_UP, Double.NaN, Double.NaN, Double.NaN, Severity.NONE, version, refitted, null);
         }
         CostBasis.of(p, np, d, dt, ctx, basis);
+        if (beyondTraining(basis)) {
+            // work of a kind or size no training step had: the fit would be a guess, so the step is not judged
+            extrapolated++;
+            beyond++;
+            if (elevatedShare < MAX_CALM_ELEVATED_SHARE) {
+                point[5] = (float) (lat / level);
+                cells.add(key, steps, point);
+            }
+            boolean refitted = ++sinceRefit >= s.refitEvery() && refit();
+            return new Assessment(Verdict.WARMING_UP, Double.NaN, Double.NaN, Double.NaN, Severity.NONE, version, refitted, null);
+        }
         double offset = cells.offset(slot);
         boolean known = cells.count(slot) >= MIN_CELL_POINTS && !Double.isNaN(offset);
         double expected = level * Math.max(floorNs, CostBasis.dot(coef, basis)) * (known ? Math.exp(offset) : 1);
@@ -195,6 +211,16 @@ public final class RobustRoofline implements LatencyDetector {
                 version, refitted, shift);
     }
 
+    /** A basis feature present in the step that no training point had, or far beyond the largest seen. */
+    private boolean beyondTraining(double[] x) {
+        for (int j = 1; j < CostBasis.SIZE; j++) {
+            if (x[j] > 0 && (featureMax[j] <= 0 || x[j] > BEYOND_FACTOR * featureMax[j])) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Fits the basis to every cell's points, then each cell's offset and the spread. */
     private boolean refit() {
         int n = cells.points();
@@ -218,9 +244,14 @@ public final class RobustRoofline implements LatencyDetector {
             return false;
         }
         double minY = Double.MAX_VALUE;
+        double[] maxX = new double[CostBasis.SIZE];
         for (int k = 0; k < n; k++) {
             minY = Math.min(minY, y[k]);
+            for (int j = 0; j < CostBasis.SIZE; j++) {
+                maxX[j] = Math.max(maxX[j], x[k][j]);
+            }
         }
+        featureMax = maxX;
         double floor = 0.5 * minY;
         double[] logRes = new double[n];
         for (int k = 0; k < n; k++) {
@@ -335,9 +366,14 @@ public final class RobustRoofline implements LatencyDetector {
         return steps;
     }
 
-    /** Steps judged outside the cells the model knows. */
+    /** Steps judged outside the cells the model knows (wider bound), or not judged because beyond its training. */
     public long extrapolatedSteps() {
         return extrapolated;
+    }
+
+    /** Steps whose work lay beyond every training step's (WARMING_UP, learned). */
+    public long beyondSteps() {
+        return beyond;
     }
 
     public int cellCount() {
@@ -360,7 +396,7 @@ public final class RobustRoofline implements LatencyDetector {
                 .setReferenceCoefficients(boxed(reference)).setReferenceVersion(referenceVersion).setExtrapolatedSteps(extrapolated)
                 .setDriftCurrent(ByteBuffer.wrap(drift.currentBlock())).setDriftCurrentStartNs(drift.currentStartNs())
                 .setDriftBlockElevated(drift.blockElevated()).setDriftBlockMedian(drift.blockMedian())
-                .setDriftBlockStartNs(drift.blockStarts()).setDriftAlarms(alarms).setTail(tail.countsState()).setElevatedShare(elevatedShare).build();
+                .setDriftBlockStartNs(drift.blockStarts()).setDriftAlarms(alarms).setTail(tail.countsState()).setElevatedShare(elevatedShare).setFeatureMax(boxed(featureMax)).setBeyondSteps(beyond).build();
     }
 
     private static List<Double> boxed(double[] v) {
@@ -400,6 +436,8 @@ public final class RobustRoofline implements LatencyDetector {
         alarms = st.getDriftAlarms();
         tail.restore(st.getTail());
         elevatedShare = st.getElevatedShare();
+        featureMax = st.getFeatureMax().isEmpty() ? new double[CostBasis.SIZE] : unboxed(st.getFeatureMax());
+        beyond = st.getBeyondSteps();
         ByteBuffer block = st.getDriftCurrent();
         drift.restore(bytes(block), st.getDriftCurrentStartNs(), st.getDriftBlockElevated(), st.getDriftBlockMedian(), st.getDriftBlockStartNs());
         for (Map.Entry<String, ByteBuffer> e : parts.entrySet()) {

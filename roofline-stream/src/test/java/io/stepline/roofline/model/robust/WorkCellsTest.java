@@ -1,0 +1,77 @@
+package io.stepline.roofline.model.robust;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+import io.stepline.events.RooflineStateCell;
+
+class WorkCellsTest {
+
+    private static float[] point(float latency) {
+        return new float[] {0, 0, 16, 16, 20_000, latency};
+    }
+
+    @Test
+    void decodeBucketsFollowCudaGraphSizesWhereTheyStepAndWidenBeyond() {
+        assertThat(WorkCells.decodeBucket(8)).isEqualTo(8);
+        assertThat(WorkCells.decodeBucket(9)).isEqualTo(WorkCells.decodeBucket(16)).isNotEqualTo(WorkCells.decodeBucket(17));
+        assertThat(WorkCells.decodeBucket(65)).isEqualTo(WorkCells.decodeBucket(96)).isNotEqualTo(WorkCells.decodeBucket(97));
+        assertThat(WorkCells.decodeBucket(100_000)).isLessThanOrEqualTo(63);
+        assertThat(WorkCells.key(0, 0, 16, 20_000)).isNotEqualTo(WorkCells.key(512, 1, 16, 20_000)).isNotEqualTo(WorkCells.key(512, 2, 16, 20_000));
+    }
+
+    @Test
+    void aCellKeepsItsLatestPointsAndTheLeastRecentlyUsedCellMakesRoom() {
+        WorkCells cells = new WorkCells(3, 8);
+        for (int k = 0; k < 8; k++) {
+            cells.add(k, k, point(k));
+        }
+        for (int i = 0; i < 5; i++) {
+            cells.add(3, 100 + i, point(1000 + i));
+        }
+        assertThat(cells.count(cells.slot(3))).isEqualTo(3);
+        float[] out = new float[WorkCells.POINT_WIDTH];
+        java.util.Set<Float> latencies = new java.util.HashSet<>();
+        for (int i = 0; i < 3; i++) {
+            cells.point(cells.slot(3), i, out);
+            latencies.add(out[5]);
+        }
+        assertThat(latencies).containsExactlyInAnyOrder(1002f, 1003f, 1004f);
+        cells.touch(cells.slot(0), 200);
+        cells.add(99, 201, point(7)); // full: cell 1 was used least recently (cell 0 was touched)
+        assertThat(cells.slot(1)).isEqualTo(-1);
+        assertThat(cells.slot(0)).isNotNegative();
+        assertThat(cells.slot(99)).isNotNegative();
+        assertThat(cells.cells()).isEqualTo(8);
+    }
+
+    @Test
+    void dirtyCellsRestoreToTheSameMemory() {
+        WorkCells a = new WorkCells(4, 16);
+        for (int i = 0; i < 40; i++) {
+            a.add(i % 5, i, point(i));
+        }
+        a.setOffset(a.slot(2), 0.125);
+        Map<Integer, RooflineStateCell> dirty = a.drainDirty();
+        assertThat(dirty).hasSize(5);
+        assertThat(a.drainDirty()).isEmpty();
+        WorkCells b = new WorkCells(4, 16);
+        dirty.forEach(b::restore);
+        assertThat(b.points()).isEqualTo(a.points());
+        assertThat(b.offset(b.slot(2))).isEqualTo(0.125);
+        a.add(4, 41, point(41));
+        b.add(4, 41, point(41));
+        float[] pa = new float[WorkCells.POINT_WIDTH];
+        float[] pb = new float[WorkCells.POINT_WIDTH];
+        for (int i = 0; i < 4; i++) {
+            a.point(a.slot(4), i, pa);
+            b.point(b.slot(4), i, pb);
+            assertThat(pb).containsExactly(pa);
+        }
+        assertThatThrownBy(() -> b.restore(99, dirty.get(0))).isInstanceOf(IllegalArgumentException.class);
+    }
+}
