@@ -99,11 +99,11 @@ public final class KinetoKernelReader {
         long outside = 0;
         long notInTrace = 0;
         for (KinetoTrace.GpuEvent e : t.gpuEvents()) {
-            Long launch = e.correlation() == KinetoTrace.NO_CORRELATION ? null : t.launchNs().get(e.correlation());
-            int step = launch == null ? -1 : steps.indexOf(launch);
+            long launch = t.launchNs().get(e.correlation());
+            int step = launch == LaunchTimes.NONE ? -1 : steps.indexOf(launch);
             if (step < 0) {
                 outside++;
-                if (launch == null) {
+                if (launch == LaunchTimes.NONE) {
                     notInTrace++;
                 }
                 continue;

@@ -39,7 +39,10 @@ public record KinetoKernels(String instanceId, int rank, RankSource rankSource, 
         return gpuEvents - outsideSteps;
     }
 
-    /** One line for a command's output, e.g. "rank 0 (distributedInfo), 3 steps (ProfilerStep#4..#6), 3,774 of 3,774 GPU events in steps". */
+    /**
+     * One line for a command's output, e.g. "instance w, rank 0 (distributedInfo), 3 steps (ProfilerStep, ids 4..6),
+     * 3,774 of 3,774 GPU events in steps".
+     */
     public String describe() {
         StringBuilder s = new StringBuilder();
         s.append(String.format(Locale.ROOT, "instance %s, rank %d (%s), %,d step%s", instanceId, rank, switch (rankSource) {
@@ -51,7 +54,8 @@ public record KinetoKernels(String instanceId, int rank, RankSource rankSource, 
             Step first = steps.get(0);
             Step last = steps.get(steps.size() - 1);
             String kind = first.annotation().kind() == StepAnnotation.Kind.PROFILER_STEP ? "ProfilerStep" : "vLLM execute annotations";
-            s.append(String.format(Locale.ROOT, " (%s, ids %d..%d)", kind, first.stepId(), last.stepId()));
+            s.append(first.stepId() == last.stepId() ? String.format(Locale.ROOT, " (%s, id %d)", kind, first.stepId())
+                    : String.format(Locale.ROOT, " (%s, ids %d..%d)", kind, first.stepId(), last.stepId()));
         } else {
             s.append(" (no ProfilerStep#N or vLLM execute_... annotation)");
         }

@@ -1,7 +1,6 @@
 package io.stepline.ingest.kernels;
 
 import java.util.List;
-import java.util.Map;
 
 import io.stepline.events.KernelKind;
 
@@ -17,9 +16,9 @@ import io.stepline.events.KernelKind;
  * @param launchNs          correlation id -> start of the CPU call that launched it ({@code cuda_runtime}/{@code cuda_driver})
  * @param annotations       step annotations, in trace order
  */
-record KinetoTrace(Long baseTimeNs, Integer distributedRank, List<GpuEvent> gpuEvents, Map<Long, Long> launchNs, List<StepAnnotation> annotations) {
-    /** A GPU event without a correlation id. */
-    static final long NO_CORRELATION = Long.MIN_VALUE;
+record KinetoTrace(Long baseTimeNs, Integer distributedRank, List<GpuEvent> gpuEvents, LaunchTimes launchNs, List<StepAnnotation> annotations) {
+    /** A GPU event without a correlation id (finds no launch). */
+    static final long NO_CORRELATION = LaunchTimes.NONE;
 
     /** One GPU event; {@code bytes} null where the trace gives none (kernels). */
     record GpuEvent(String name, KernelKind kind, int stream, long startNs, long durNs, Long bytes, long correlation) {}

@@ -99,7 +99,7 @@ final class KinetoTraceParser {
         long baseTimeNs = NONE;
         Integer rank;
         final List<KinetoTrace.GpuEvent> gpu = new ArrayList<>();
-        final Map<Long, Long> launches = new HashMap<>();
+        final LaunchTimes launches = new LaunchTimes();
         final List<StepAnnotation> annotations = new ArrayList<>();
         /** Kernel names repeat thousands of times: one String each. */
         final Map<String, String> names = new HashMap<>();

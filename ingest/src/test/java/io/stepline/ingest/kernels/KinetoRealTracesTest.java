@@ -140,7 +140,8 @@ class KinetoRealTracesTest {
         });
         assertThat(r.rankSource()).isEqualTo(KinetoKernels.RankSource.DEFAULT);
         assertThat(r.instanceId()).isEqualTo("tracelens_h100_Qwen1.5-0.5B-Chat");
-        assertThat(r.describe()).contains("1,198 of 1,707 GPU events in steps, 509 outside every step (509 launched before the trace began)");
+        assertThat(r.describe()).contains("1 step (ProfilerStep, id 6)",
+                "1,198 of 1,707 GPU events in steps, 509 outside every step (509 launched before the trace began)");
     }
 
     @Test
