@@ -14,6 +14,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import io.stepline.cli.pipeline.Pipeline;
+import io.stepline.ingest.cli.KernelFileArgs;
 import io.stepline.ingest.files.FileIngestor;
 import io.stepline.kafka.ClusterOptions;
 import io.stepline.kafka.KafkaTarget;
@@ -21,7 +22,7 @@ import io.stepline.kafka.KafkaTarget;
 /** {@code stepline run}: the whole pipeline over captured files, to completion. */
 @Command(name = "run", mixinStandardHelpOptions = true,
         description = {"Run the whole pipeline over captured trace files and write anomalies, incidents and reports.",
-            "Inputs: OTLP/JSON lines as the OpenTelemetry Collector's file exporter writes them, and kernel JSON lines.",
+            "Inputs: OTLP/JSON lines as the OpenTelemetry Collector's file exporter writes them, and kernel JSON lines or PyTorch profiler (Kineto) traces.",
             "Writes DIR/anomalies.jsonl, DIR/incidents.jsonl, DIR/index.html and one report per incident."})
 public final class RunCommand implements Callable<Integer> {
     @Spec
@@ -33,8 +34,16 @@ public final class RunCommand implements Callable<Integer> {
     @Option(names = "--input", required = true, paramLabel = "TRACES", description = "Trace file: OTLP/JSON lines or size-prefixed OTLP protobuf (the Collector file exporter's json and proto formats; repeatable; .gz accepted).")
     List<Path> inputs;
 
-    @Option(names = "--kernels", paramLabel = "KERNELS", description = "Kernel batch JSON lines file (repeatable).")
+    @Option(names = "--kernels", paramLabel = "KERNELS", description = "Kernels file: kernel batch JSON lines or a PyTorch profiler (Kineto) trace, told apart by content (repeatable; .gz accepted).")
     List<Path> kernels;
+
+    // kernels from Kineto traces (issue 14, item 5)
+    @Option(names = "--instance", paramLabel = "NAME", description = KernelFileArgs.INSTANCE_HELP)
+    String instance;
+
+    @Option(names = "--first-step", paramLabel = "N", defaultValue = "" + io.stepline.ingest.kernels.KinetoKernelReader.DEFAULT_FIRST_STEP,
+            description = KernelFileArgs.FIRST_STEP_HELP)
+    long firstStep;
 
     @Option(names = "--out", required = true, paramLabel = "DIR", description = "Output directory.")
     Path out;
@@ -56,6 +65,7 @@ public final class RunCommand implements Callable<Integer> {
                 }
             }
         }
+        io.stepline.ingest.kernels.KinetoKernelReader kineto = KernelFileArgs.check(spec.commandLine(), kernels, instance, firstStep);
         if (!model.equals("robust") && !model.equals("paper")) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--model must be robust or paper, got '" + model + "'");
         }
@@ -72,7 +82,7 @@ public final class RunCommand implements Callable<Integer> {
                     err.println(f + ": " + c.describe());
                 }
                 for (Path f : kernels == null ? List.<Path>of() : kernels) {
-                    FileIngestor.Counts c = fi.ingestKernels(f);
+                    FileIngestor.Counts c = KernelFileArgs.ingest(spec.commandLine(), fi, f, kineto);
                     rejected += c.rejected();
                     err.println(f + ": " + c.describe());
                 }

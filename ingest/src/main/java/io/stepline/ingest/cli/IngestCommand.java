@@ -34,8 +34,16 @@ public final class IngestCommand implements Callable<Integer> {
     @Option(names = "--input", paramLabel = "FILE", description = "Trace file to ingest, OTLP/JSON lines or the Collector file exporter's size-prefixed protobuf, told apart by content (repeatable; .gz accepted).")
     List<Path> inputs;
 
-    @Option(names = "--kernels", paramLabel = "FILE", description = "Kernel batch JSON lines file to ingest (repeatable).")
+    @Option(names = "--kernels", paramLabel = "FILE", description = "Kernels file to ingest: kernel batch JSON lines or a PyTorch profiler (Kineto) trace, told apart by content (repeatable; .gz accepted).")
     List<Path> kernels;
+
+    // kernels from Kineto traces (issue 14, item 5)
+    @Option(names = "--instance", paramLabel = "NAME", description = KernelFileArgs.INSTANCE_HELP)
+    String instance;
+
+    @Option(names = "--first-step", paramLabel = "N", defaultValue = "" + io.stepline.ingest.kernels.KinetoKernelReader.DEFAULT_FIRST_STEP,
+            description = KernelFileArgs.FIRST_STEP_HELP)
+    long firstStep;
 
     @Option(names = "--bind", defaultValue = io.stepline.ingest.receiver.ReceiverBuilder.DEFAULT_BIND_ADDRESS, description = "Receiver bind address (default: ${DEFAULT-VALUE}).")
     String bind;
@@ -100,6 +108,7 @@ public final class IngestCommand implements Callable<Integer> {
                 }
             }
         }
+        io.stepline.ingest.kernels.KinetoKernelReader kineto = KernelFileArgs.check(spec.commandLine(), kernels, instance, firstStep);
         try (KafkaTarget target = cluster.connect()) {
             if (inputs != null || kernels != null) {
                 try (FileIngestor fi = new FileIngestor(target.bootstrapServers())) {
@@ -108,7 +117,7 @@ public final class IngestCommand implements Callable<Integer> {
                         spec.commandLine().getOut().println(f + ": " + c.describe());
                     }
                     for (Path f : kernels == null ? List.<Path>of() : kernels) {
-                        FileIngestor.Counts c = fi.ingestKernels(f);
+                        FileIngestor.Counts c = KernelFileArgs.ingest(spec.commandLine(), fi, f, kineto);
                         spec.commandLine().getOut().println(f + ": " + c.describe());
                     }
                 }

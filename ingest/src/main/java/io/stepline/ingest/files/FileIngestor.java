@@ -22,6 +22,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
 
 import io.stepline.events.KernelBatch;
 import io.stepline.ingest.kernels.KernelBatchValidator;
+import io.stepline.ingest.kernels.KernelFileFormat;
+import io.stepline.ingest.kernels.KinetoKernelReader;
+import io.stepline.ingest.kernels.KinetoKernels;
 import io.stepline.ingest.otlp.InstanceMessages;
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.validation.DeadLetters;
@@ -35,16 +38,26 @@ import io.stepline.schemas.otlp.OtlpProtoFrames;
  * Ingests captured files onto {@code otlp_spans}, where the ingest topology maps them like any
  * other source: trace files as the Collector's file exporter writes them, either OTLP/JSON lines
  * ({@code format: json}, one TracesData a line) or size-prefixed protobuf ({@code format: proto}),
- * {@code .gz} accepted for both; and kernel JSON lines onto {@code stepline.kernels} after
- * validation. A bad line or frame goes to the dead-letter topic with {@code file:N} as origin
- * (line or frame number); the rest of the file still goes in.
+ * {@code .gz} accepted for both; and kernel batches onto {@code stepline.kernels} after
+ * validation, from kernel JSON lines or PyTorch profiler (Kineto) traces. A bad line, frame or
+ * batch goes to the dead-letter topic with {@code file:N} as origin (line or frame number, or a
+ * Kineto batch's step id); the rest of the file still goes in.
  */
 public final class FileIngestor implements AutoCloseable {
-    /** What a file contributed: {@code read} lines or frames ({@code unit}), of which some were accepted and some rejected. */
-    public record Counts(String unit, long read, long accepted, long rejected) {
+    /**
+     * What a file contributed: {@code read} lines or frames ({@code unit}), of which some were
+     * accepted and some rejected; {@code note} (or null) says what else a reader found, such as the
+     * GPU events of a Kineto trace outside every step.
+     */
+    public record Counts(String unit, long read, long accepted, long rejected, String note) {
+        public Counts(String unit, long read, long accepted, long rejected) {
+            this(unit, read, accepted, rejected, null);
+        }
+
         /** e.g. "1,200 lines, 1,199 accepted, 1 rejected to stepline.dlq". */
         public String describe() {
-            return String.format(java.util.Locale.ROOT, "%,d %s, %,d accepted, %,d rejected to stepline.dlq", read, unit, accepted, rejected);
+            return String.format(java.util.Locale.ROOT, "%,d %s, %,d accepted, %,d rejected to stepline.dlq", read, unit, accepted, rejected)
+                    + (note == null ? "" : "; " + note);
         }
     }
 
@@ -142,8 +155,21 @@ public final class FileIngestor implements AutoCloseable {
         return new Counts(unit, n, ok, bad);
     }
 
+    /** Ingests a kernels file, kernel batch JSON lines or a Kineto trace (read with default settings). */
     public Counts ingestKernels(Path file) throws IOException {
+        return ingestKernels(file, KinetoKernelReader.builder().build());
+    }
+
+    /**
+     * Ingests a kernels file, its shape told from content ({@link KernelFileFormat}): kernel batch
+     * JSON lines, or a PyTorch profiler (Kineto) trace read by {@code kineto}. A file of neither
+     * shape, or a trace that cannot be placed, is a {@link io.stepline.ingest.kernels.KernelFileException}.
+     */
+    public Counts ingestKernels(Path file, KinetoKernelReader kineto) throws IOException {
         requireReadable(file);
+        if (KernelFileFormat.detect(file) == KernelFileFormat.KINETO) {
+            return kinetoTrace(file, kineto);
+        }
         try (BufferedReader r = reader(file)) {
             return eachLine(file, r, line -> {
                 KernelBatch kb;
@@ -156,6 +182,30 @@ public final class FileIngestor implements AutoCloseable {
                 producer.send(new ProducerRecord<>(Topics.KERNELS.topicName(), kb.getInstanceId(), Serdes.KERNEL_BATCH.encode(kb)), onError);
             });
         }
+    }
+
+    /**
+     * The trace's batches, one per step, each validated like a JSON line; a rejected batch is
+     * dead-lettered as {@code file:STEP_ID} with its JSON-lines form as payload.
+     */
+    private Counts kinetoTrace(Path file, KinetoKernelReader kineto) throws IOException {
+        KinetoKernels k = kineto.read(file);
+        long ok = 0;
+        long bad = 0;
+        for (KernelBatch kb : k.batches()) {
+            Runnable accept = () -> {
+                KernelBatchValidator.validate(kb);
+                producer.send(new ProducerRecord<>(Topics.KERNELS.topicName(), kb.getInstanceId(), Serdes.KERNEL_BATCH.encode(kb)), onError);
+            };
+            if (take(file, kb.getStepId(), "application/json", accept, () -> EventJson.toJson(kb).getBytes(StandardCharsets.UTF_8))) {
+                ok++;
+            } else {
+                bad++;
+            }
+        }
+        producer.flush();
+        check();
+        return new Counts("kernel batches", k.batches().size(), ok, bad, k.describe());
     }
 
     /** Feeds every non-blank line to {@code accept}; a line it rejects is dead-lettered as {@code file:line}. */
