@@ -58,6 +58,10 @@ public final class IncidentReporter {
     }
 
     static final int MAX_ANOMALIES_PER_INSTANCE = 4096;
+    /** Verdicts seen before the judged share of an instance's step ids is trusted. */
+    static final int MIN_VERDICTS_FOR_SHARE = 100;
+    /** Incident gaps widen at most 20x for sampled instances. */
+    static final double MIN_JUDGED_SHARE = 0.05;
     static final int MAX_KERNEL_STEPS_PER_INSTANCE = 4096;
     static final int MAX_BASELINE_BATCHES = 256;
     static final int SCATTER_SAMPLES = 1500;
@@ -96,6 +100,7 @@ public final class IncidentReporter {
         final List<Long> closingSinceMs = new ArrayList<>();
         long lastAnomalyWallMs;
         long lastVerdictStep = -1;
+        long firstVerdictStep = Long.MAX_VALUE;
         long verdictCount;
         final Map<Long, List<KernelBatch>> kernels = new LinkedHashMap<>(256, 0.75f, false) {
             @Override
@@ -109,6 +114,17 @@ public final class IncidentReporter {
 
         Instance(String id) {
             this.id = id;
+        }
+
+        /**
+         * Share of step ids that get a verdict: 1 for complete traces, less under sampled step tracing
+         * (a step is judged only when its successor was traced too), so incident gaps count judged steps.
+         */
+        double judgedShare() {
+            if (verdictCount < MIN_VERDICTS_FOR_SHARE || lastVerdictStep <= firstVerdictStep) {
+                return 1.0;
+            }
+            return Math.max(MIN_JUDGED_SHARE, Math.min(1.0, (double) verdictCount / (lastVerdictStep - firstVerdictStep + 1)));
         }
     }
 
@@ -135,7 +151,8 @@ public final class IncidentReporter {
             in.anomalies.removeFirst();
         }
         in.lastAnomalyWallMs = System.currentTimeMillis();
-        OutlierRuns.Run closed = in.runs.add(a.getStepId() == null ? 0 : a.getStepId(), a.getStartUnixNano(), a.getEndUnixNano(), a.getDeviationRatio());
+        OutlierRuns.Run closed = in.runs.add(a.getStepId() == null ? 0 : a.getStepId(), a.getStartUnixNano(), a.getEndUnixNano(),
+                a.getDeviationRatio(), in.judgedShare());
         if (closed != null) {
             in.closing.add(closed);
             in.closingSinceMs.add(System.currentTimeMillis());
@@ -168,6 +185,7 @@ public final class IncidentReporter {
     public void accept(StepVerdict v) {
         Instance in = inst(v.getInstanceId());
         in.lastVerdictStep = Math.max(in.lastVerdictStep, v.getStepId());
+        in.firstVerdictStep = Math.min(in.firstVerdictStep, v.getStepId());
         if (v.getVerdict() != Verdict.WARMING_UP && in.verdictCount++ % SCATTER_EVERY == 0) {
             in.scatter.addLast(new ScatterPlot.Point(v.getProcessedTokens(), v.getLatencyNs() / 1e6, v.getBoundNs() / 1e6));
             if (in.scatter.size() > SCATTER_SAMPLES) {
@@ -279,6 +297,28 @@ public final class IncidentReporter {
 
     private void finishDrift(Instance in, Anomaly a) {
         long start = a.getStartUnixNano();
+        // outlier runs since the regression began are the regression seen step by step, before the drift
+        // watch could tell it from a transient episode: reported here, not as incidents of their own
+        long absorbedRuns = 0;
+        long absorbedSteps = 0;
+        long firstStep = a.getStepId() == null ? 0 : a.getStepId();
+        for (int i = in.closing.size() - 1; i >= 0; i--) {
+            OutlierRuns.Run run = in.closing.get(i);
+            if (run.startNs >= start) {
+                absorbedRuns++;
+                absorbedSteps += run.steps;
+                firstStep = Math.min(firstStep, run.firstStep);
+                in.closing.remove(i);
+                in.closingSinceMs.remove(i);
+            }
+        }
+        OutlierRuns.Run open = in.runs.open();
+        if (open != null && open.startNs >= start) {
+            in.runs.discardOpen();
+            absorbedRuns++;
+            absorbedSteps += open.steps;
+            firstStep = Math.min(firstStep, open.firstStep);
+        }
         List<KernelBatch> before = new ArrayList<>();
         List<KernelBatch> after = new ArrayList<>();
         for (KernelBatch b : in.baseline) {
@@ -294,13 +334,17 @@ public final class IncidentReporter {
         List<String> evidence = new ArrayList<>();
         evidence.add(String.format(Locale.ROOT, "the instance's model has stayed %.2fx above its reference model (version %s) since %s",
                 a.getDeviationRatio(), a.getReferenceModelVersion(), java.time.Instant.ofEpochSecond(0, start)));
+        if (absorbedRuns > 0) {
+            evidence.add(String.format(Locale.ROOT, "%d flagged step(s) in %d run(s) since it began belong to this regression (not reported as incidents of their own)",
+                    absorbedSteps, absorbedRuns));
+        }
         evidence.addAll(t.evidence());
         FaultType cls = t.classification();
         String id = in.id + "-drift-" + (a.getStepId() == null ? 0 : a.getStepId());
         IncidentReport r = new IncidentReport(id, in.id, in.role.name(), AnomalyKind.SUSTAINED_REGRESSION.name(), cls.name(), a.getSeverity().name(),
                 "sustained regression: " + String.format(Locale.ROOT, "%.2fx", a.getDeviationRatio())
                         + (cls == FaultType.UNKNOWN ? "" : " (" + t.summary() + ")"),
-                evidence, a.getStepId() == null ? 0 : a.getStepId(), a.getStepId() == null ? 0 : a.getStepId(), 0, start, a.getEndUnixNano(),
+                evidence, firstStep, a.getStepId() == null ? 0 : a.getStepId(), (int) absorbedSteps, start, a.getEndUnixNano(),
                 a.getDeviationRatio(), null, Double.NaN, Map.of(), t.ranks(), t.kernels(), List.of(), List.of(),
                 slo(), after.size(), before.size());
         PerfettoTrace trace = new PerfettoTrace(in.id, start);

@@ -11,8 +11,12 @@ import java.util.List;
 public final class OutlierRuns {
     public static final int DEFAULT_MAX_GAP_STEPS = 8;
     public static final long DEFAULT_MAX_GAP_NS = 2_000_000_000L;
-    /** A lone flagged step is kept as an anomaly but is no incident: natural variance makes those. */
-    public static final int DEFAULT_MIN_STEPS = 2;
+    /**
+     * Flagged steps a run needs to be an incident. One: a host stall or a straggler rank slows a single
+     * step, and the default model flags so few healthy steps (under 0.02% on independent validation
+     * traces, docs/BENCHMARKS.md) that a lone flagged step is worth an incident.
+     */
+    public static final int DEFAULT_MIN_STEPS = 1;
 
     private final int maxGapSteps;
     private final long maxGapNs;
@@ -55,8 +59,21 @@ public final class OutlierRuns {
 
     /** Adds a flagged step (in step order); returns the run it closed, if the gap closed one. */
     public Run add(long stepId, long startNs, long endNs, double ratio) {
+        return add(stepId, startNs, endNs, ratio, 1.0);
+    }
+
+    /**
+     * As {@link #add(long, long, long, double)}, for an instance of which only a share of the step ids
+     * is judged (sampled step tracing): the gap allowed in step ids widens by 1 / {@code judgedShare},
+     * so that it still means {@code maxGapSteps} judged steps.
+     */
+    public Run add(long stepId, long startNs, long endNs, double ratio, double judgedShare) {
+        if (!(judgedShare > 0 && judgedShare <= 1)) {
+            throw new IllegalArgumentException("judged share must be in (0, 1], got " + judgedShare);
+        }
+        long gap = (long) Math.ceil(maxGapSteps / judgedShare);
         Run done = null;
-        if (open != null && (stepId - open.lastStep - 1 > maxGapSteps || startNs - open.endNs > maxGapNs)) {
+        if (open != null && (stepId - open.lastStep - 1 > gap || startNs - open.endNs > maxGapNs)) {
             done = close();
         }
         if (open == null) {
@@ -77,6 +94,13 @@ public final class OutlierRuns {
             return close();
         }
         return null;
+    }
+
+    /** Drops the open run: its steps belong to something reported otherwise (a sustained regression). */
+    public Run discardOpen() {
+        Run dropped = open;
+        open = null;
+        return dropped;
     }
 
     /** Closes the open run (end of input); null when none or too short. */
