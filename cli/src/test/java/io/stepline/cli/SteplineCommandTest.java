@@ -89,10 +89,10 @@ class SteplineCommandTest {
     }
 
     @Test
-    void detectRefusesAnExtrapolationBoundBelowTheNormalOne() {
-        Result r = run("detect", "--extrapolation-bound", "1.05");
+    void detectRefusesAMaximumBoundBelowTheMinimumOne() {
+        Result r = run("detect", "--min-bound", "1.3", "--max-bound", "1.2");
         assertThat(r.code()).isEqualTo(2);
-        assertThat(r.err()).contains("extrapolationBoundRatio >= minBoundRatio, got 1.05");
+        assertThat(r.err()).contains("1 < minBoundRatio <= maxBoundRatio");
     }
 
     @Test

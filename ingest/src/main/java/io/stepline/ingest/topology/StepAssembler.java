@@ -165,7 +165,8 @@ public final class StepAssembler {
                 ResourceSpans merged = b.build();
                 List<FragmentSpan> mergedPhases = FragmentSpan.of(merged.getScopeSpans(0).getSpansList());
                 mergedPhases = mergedPhases.subList(1, mergedPhases.size());
-                if (complete(mergedPhases, id, phasesSent(inst, state, mergedPhases.size()))) {
+                if (complete(mergedPhases, id, phasesSent(inst, state))) {
+                    recordPhases(inst, state, mergedPhases.size());
                     state.delete(pkey);
                     emitHeld(merged, id, out);
                 } else {
@@ -201,8 +202,8 @@ public final class StepAssembler {
             out.reject(r, step.span().toByteArray());
             return;
         }
-        int sent = phasesSent(inst, state, kids.size());
-        if (complete(kids, id, sent)) {
+        if (complete(kids, id, phasesSent(inst, state))) {
+            recordPhases(inst, state, kids.size());
             out.step(record);
         } else {
             ResourceSpans held = ResourceSpans.newBuilder().setResource(resource)
@@ -366,7 +367,9 @@ public final class StepAssembler {
                 state.delete(e.getKey());
                 ResourceSpans held = parse(e.getValue());
                 try {
-                    due.add(heldStep(held, InstanceIdentity.of(held.getResource())));
+                    StepRecord step = heldStep(held, InstanceIdentity.of(held.getResource()));
+                    recordPhases(step.getInstanceId(), state, held.getScopeSpans(0).getSpansCount() - 1);
+                    due.add(step);
                 } catch (Rejection r) {
                     out.reject(r, held.toByteArray());
                 }
@@ -401,24 +404,25 @@ public final class StepAssembler {
     }
 
     /**
-     * The most phase spans this instance has sent for one step, updated with {@code seen}. Producers
-     * send all phases, a few (the Forward pass only) or none: a step waits only for as many phases as
-     * its instance ever sends, so steps of a producer without phase spans are never held.
+     * The most phase spans a step of this instance was emitted with, or -1 before its first step left.
+     * Producers send all phases, a few (the Forward pass only) or none: once an instance's first step
+     * has left (complete, or after the reorder window), its steps wait only for as many phases as it
+     * ever sent, so a producer without phase spans holds back one step, not every step.
      */
-    private static int phasesSent(String inst, State state, int seen) {
-        String key = "ph|" + inst;
-        byte[] v = state.get(key);
-        int most = v == null ? 0 : ByteBuffer.wrap(v).getInt();
-        if (seen > most) {
-            state.put(key, ByteBuffer.allocate(4).putInt(seen).array());
-            return seen;
+    private static int phasesSent(String inst, State state) {
+        byte[] v = state.get("ph|" + inst);
+        return v == null ? -1 : ByteBuffer.wrap(v).getInt();
+    }
+
+    private static void recordPhases(String inst, State state, int phases) {
+        if (phases > phasesSent(inst, state)) {
+            state.put("ph|" + inst, ByteBuffer.allocate(4).putInt(phases).array());
         }
-        return most;
     }
 
     /** All phases there: the three EngineCore phases and four per rank (with unknown TP, any four), or as many as the instance ever sends. */
     private static boolean complete(List<FragmentSpan> phases, InstanceIdentity id, int instanceSends) {
-        return phases.size() >= instanceSends || complete(phases, id);
+        return (instanceSends >= 0 && phases.size() >= instanceSends) || complete(phases, id);
     }
 
     private static boolean complete(List<FragmentSpan> phases, InstanceIdentity id) {
