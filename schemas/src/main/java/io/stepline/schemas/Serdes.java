@@ -9,6 +9,7 @@ import io.stepline.events.RequestEvent;
 import io.stepline.events.RetainedKernelBatch;
 import io.stepline.events.RooflineModel;
 import io.stepline.events.RooflineStateCell;
+import io.stepline.events.RooflineStateFit;
 import io.stepline.events.RooflineStateHeader;
 import io.stepline.events.StepLabel;
 import io.stepline.events.StepRecord;
@@ -31,5 +32,6 @@ public final class Serdes {
     public static final AvroSerde<FaultEpisode> FAULT_EPISODE = AvroSerde.of(FaultEpisode.class);
     /** Detector state of the robust roofline (a store, not a topic). */
     public static final AvroSerde<RooflineStateHeader> ROOFLINE_STATE_HEADER = AvroSerde.of(RooflineStateHeader.class);
+    public static final AvroSerde<RooflineStateFit> ROOFLINE_STATE_FIT = AvroSerde.of(RooflineStateFit.class);
     public static final AvroSerde<RooflineStateCell> ROOFLINE_STATE_CELL = AvroSerde.of(RooflineStateCell.class);
 }

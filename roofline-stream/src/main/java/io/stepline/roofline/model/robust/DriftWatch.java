@@ -6,11 +6,11 @@ import java.util.List;
 
 /**
  * Watches for a sustained regression: a shift of the whole instance above its model that lasts
- * longer than any transient fault. Steps are taken in blocks; a block is elevated when its steps
- * run above the model by more than {@link Settings#elevatedRatio}. When nearly every step of the
- * last {@code blocks x blockSteps} steps was elevated, the shift is sustained: the alarm gives its
- * size (the median of the blocks' median residuals) and when it began (the first block of the
- * trailing run of elevated blocks). The window is longer than the longest transient slowdown the
+ * longer than any transient fault. Steps are taken in blocks of {@link Settings#blockSteps}; a step
+ * is elevated when it runs above the model by more than {@link Settings#elevatedRatio}. When
+ * {@link Settings#minElevatedShare} of the last {@code blocks x blockSteps} steps were elevated,
+ * the shift is sustained: the alarm gives its size (the median of the blocks' medians) and when it
+ * began (the first block of the trailing run of elevated blocks). The window is longer than the longest transient slowdown the
  * detector must keep flagging (a clock throttle of a thousand steps fills at most 2/3 of it), and
  * short enough to raise the alarm within 2,000 steps.
  *
@@ -24,12 +24,15 @@ public final class DriftWatch {
         public static final int DEFAULT_BLOCK_STEPS = 100;
         /** Blocks in the window: 1,500 steps. */
         public static final int DEFAULT_BLOCKS = 15;
-        /** A step runs elevated above the model by this ratio (noise of a healthy instance: 1-5%). */
-        public static final double DEFAULT_ELEVATED_RATIO = 1.1;
-        /** Share of the window's steps that must be elevated. */
-        public static final double DEFAULT_MIN_ELEVATED_SHARE = 0.9;
+        /**
+         * A step is elevated when it runs this much above the model: a regression of some kernels slows
+         * some steps by 10-40% and others by less, healthy noise leaves 2-12% of steps above it.
+         */
+        public static final double DEFAULT_ELEVATED_RATIO = 1.06;
+        /** Share of the window's steps that must be elevated: a slowdown of 1,200 steps fills at most 0.8 of it. */
+        public static final double DEFAULT_MIN_ELEVATED_SHARE = 0.85;
         /** The median shift must be at least this ratio. */
-        public static final double DEFAULT_MIN_RATIO = 1.12;
+        public static final double DEFAULT_MIN_RATIO = 1.1;
 
         public Settings {
             if (blockSteps < 10 || blocks < 2) {
@@ -52,8 +55,15 @@ public final class DriftWatch {
 
     private final Settings s;
     private final int elevatedQ;
+    /** A block whose median step is this far above the model (minRatio) is elevated, whatever its share. */
+    private final int medianElevatedQ;
     private byte[] current;
+    /** Per step of the current block: whether it also counts for the instance's tail (see TailBound). */
+    private final java.util.BitSet tailMask = new java.util.BitSet();
     private int filled;
+    /** The block completed by the last observe, for the tail; null when none was. */
+    private byte[] completed;
+    private java.util.BitSet completedMask;
     private long currentStartNs;
     private final List<int[]> full = new ArrayList<>(); // {elevated, median}
     private final List<Long> fullStart = new ArrayList<>();
@@ -62,24 +72,33 @@ public final class DriftWatch {
         this.s = s;
         this.current = new byte[s.blockSteps()];
         this.elevatedQ = (int) Math.round(Math.log(s.elevatedRatio()) * QUANTUM);
+        this.medianElevatedQ = (int) Math.round(Math.log(s.minRatio()) * QUANTUM);
     }
 
     static byte quantise(double logResidual) {
         return (byte) Math.max(-127, Math.min(127, Math.round(logResidual * QUANTUM)));
     }
 
-    /** Takes one judged step's log(latency / expected); returns an alarm when a sustained shift is found. */
-    public Alarm observe(double logResidual, long startNs) {
+    /**
+     * Takes one judged step's log(latency / expected), and whether it counts for the tail; returns an
+     * alarm when a sustained shift is found.
+     */
+    public Alarm observe(double logResidual, long startNs, boolean forTail) {
+        completed = null;
         if (Double.isNaN(logResidual)) {
             return null;
         }
         if (filled == 0) {
             currentStartNs = startNs;
         }
+        tailMask.set(filled, forTail);
         current[filled++] = quantise(logResidual);
         if (filled < s.blockSteps()) {
             return null;
         }
+        completed = current.clone();
+        completedMask = (java.util.BitSet) tailMask.clone();
+        tailMask.clear();
         int elevated = 0;
         for (byte q : current) {
             elevated += q >= elevatedQ ? 1 : 0;
@@ -101,23 +120,33 @@ public final class DriftWatch {
             return null;
         }
         int elevated = 0;
+        int elevatedBlocks = 0;
         int[] medians = new int[full.size()];
         for (int i = 0; i < full.size(); i++) {
             elevated += full.get(i)[0];
+            elevatedBlocks += blockElevated(full.get(i)) ? 1 : 0;
             medians[i] = full.get(i)[1];
         }
         Arrays.sort(medians);
         double shift = medians[medians.length / 2] / QUANTUM;
-        if (elevated < s.minElevatedShare() * s.blocks() * s.blockSteps() || shift < Math.log(s.minRatio())) {
+        // nearly every step above the model, or (a regression that slows some steps more than others)
+        // nearly every block's median step above it
+        boolean sustained = elevated >= s.minElevatedShare() * s.blocks() * s.blockSteps()
+                || elevatedBlocks >= Math.ceil(s.minElevatedShare() * s.blocks());
+        if (!sustained || shift < Math.log(s.minRatio())) {
             return null;
         }
         int first = full.size() - 1;
-        while (first > 0 && full.get(first - 1)[0] >= 0.8 * s.blockSteps()) {
+        while (first > 0 && blockElevated(full.get(first - 1))) {
             first--;
         }
         Alarm a = new Alarm(Math.exp(shift), fullStart.get(first));
         reset();
         return a;
+    }
+
+    private boolean blockElevated(int[] block) {
+        return block[0] >= s.minElevatedShare() * s.blockSteps() || block[1] >= medianElevatedQ;
     }
 
     /** Forgets the window: after a re-anchoring, a new shift must fill it again. */
@@ -127,10 +156,22 @@ public final class DriftWatch {
         filled = 0;
     }
 
+    /** Quantised residuals of the tail-eligible steps of the block the last observe completed (empty if none). */
+    int[] completedTailResiduals() {
+        if (completed == null) {
+            return new int[0];
+        }
+        return completedMask.stream().map(i -> completed[i]).toArray();
+    }
+
     // state, for the header record
 
     byte[] currentBlock() {
         return Arrays.copyOf(current, filled);
+    }
+
+    byte[] currentTailMask() {
+        return tailMask.toByteArray();
     }
 
     long currentStartNs() {
@@ -149,13 +190,15 @@ public final class DriftWatch {
         return List.copyOf(fullStart);
     }
 
-    void restore(byte[] block, long startNs, List<Integer> elevated, List<Integer> median, List<Long> starts) {
+    void restore(byte[] block, byte[] mask, long startNs, List<Integer> elevated, List<Integer> median, List<Long> starts) {
         if (block.length >= s.blockSteps() || elevated.size() != median.size() || median.size() != starts.size() || starts.size() > s.blocks()) {
             throw new IllegalArgumentException("drift watch state does not fit the settings");
         }
         current = new byte[s.blockSteps()];
         System.arraycopy(block, 0, current, 0, block.length);
         filled = block.length;
+        tailMask.clear();
+        tailMask.or(java.util.BitSet.valueOf(mask));
         currentStartNs = startNs;
         full.clear();
         fullStart.clear();

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.stepline.events.RooflineStateCell;
+import io.stepline.events.RooflineStateFit;
 import io.stepline.events.RooflineStateHeader;
 import io.stepline.events.Severity;
 import io.stepline.events.StepRecord;
@@ -36,8 +37,9 @@ import io.stepline.schemas.Serdes;
  *     regression of 1.2x is not learned as the new normal. {@link DriftWatch} reports such a shift
  *     as a SUSTAINED_REGRESSION, and the model re-anchors its level on it.</li>
  * </ul>
- * State: a header and the cells, as Avro records (RooflineStateHeader, RooflineStateCell) through
- * the schemas' history; a step dirties the header and at most one cell.
+ * State: Avro records through the schemas' history: a small header that every step changes
+ * (RooflineStateHeader), the fit and drift blocks that change every refit or hundred steps
+ * (RooflineStateFit), and the cells (RooflineStateCell); a step dirties the header and one cell.
  */
 public final class RobustRoofline implements LatencyDetector {
     public static final String KIND = "robust";
@@ -129,6 +131,8 @@ public final class RobustRoofline implements LatencyDetector {
     private double elevatedShare;
     private double[] featureMax = new double[CostBasis.SIZE];
     private long beyond;
+    /** The fit part of the state changed since the last {@link #dirty()}. */
+    private boolean fitChanged;
 
     public RobustRoofline(Settings s) {
         this.s = s;
@@ -161,12 +165,11 @@ public final class RobustRoofline implements LatencyDetector {
         CostBasis.of(p, np, d, dt, ctx, basis);
         if (beyondTraining(basis)) {
             // work of a kind or size no training step had: the fit would be a guess, so the step is not judged
+            // always learned: nothing else can teach the model this work, and a cell's median outvotes a fault in it
             extrapolated++;
             beyond++;
-            if (elevatedShare < MAX_CALM_ELEVATED_SHARE) {
-                point[5] = (float) (lat / level);
-                cells.add(key, steps, point);
-            }
+            point[5] = (float) (lat / level);
+            cells.add(key, steps, point);
             boolean refitted = ++sinceRefit >= s.refitEvery() && refit();
             return new Assessment(Verdict.WARMING_UP, Double.NaN, Double.NaN, Double.NaN, Severity.NONE, version, refitted, null);
         }
@@ -186,12 +189,17 @@ public final class RobustRoofline implements LatencyDetector {
             // the share of recent steps running 10% above the model: high while an episode (a throttle, a
             // regression) is under way, when neither the tail nor new cells may learn from what they see
             elevatedShare += ELEVATED_ALPHA * ((logRatio > LOG_ELEVATED ? 1 : 0) - elevatedShare);
-            if (calm) {
-                tail.observe(logRatio);
-            }
         }
         Assessment.Drift shift = null;
-        DriftWatch.Alarm alarm = drift.observe(logRatio, step.getStartUnixNano());
+        DriftWatch.Alarm alarm = drift.observe(logRatio, step.getStartUnixNano(), known && calm);
+        int[] forTail = drift.completedTailResiduals();
+        if (forTail.length > 0 || alarm != null) {
+            // the tail learns a block at a time, from the drift block's quantised residuals: the per-step state stays small
+            for (int q : forTail) {
+                tail.observeQuantised(q);
+            }
+            fitChanged = true;
+        }
         if (alarm != null) {
             alarms++;
             shift = new Assessment.Drift(alarm.ratio(), alarm.sinceNs(), referenceVersion);
@@ -244,7 +252,8 @@ public final class RobustRoofline implements LatencyDetector {
             return false;
         }
         double minY = Double.MAX_VALUE;
-        double[] maxX = new double[CostBasis.SIZE];
+        // never shrinks: a cell evicted for room does not make its work unknown again
+        double[] maxX = featureMax.clone();
         for (int k = 0; k < n; k++) {
             minY = Math.min(minY, y[k]);
             for (int j = 0; j < CostBasis.SIZE; j++) {
@@ -280,6 +289,7 @@ public final class RobustRoofline implements LatencyDetector {
         floorNs = floor;
         fitted = true;
         version++;
+        fitChanged = true;
         if (reference.length == 0) {
             reference = fit.clone();
             referenceVersion = version;
@@ -384,6 +394,10 @@ public final class RobustRoofline implements LatencyDetector {
     public Map<String, ByteBuffer> dirty() {
         Map<String, ByteBuffer> out = new HashMap<>();
         out.put("h", ByteBuffer.wrap(Serdes.ROOFLINE_STATE_HEADER.encode(header())));
+        if (fitChanged) {
+            out.put("f", ByteBuffer.wrap(Serdes.ROOFLINE_STATE_FIT.encode(fitState())));
+            fitChanged = false;
+        }
         for (Map.Entry<Integer, RooflineStateCell> e : cells.drainDirty().entrySet()) {
             out.put("c" + e.getKey(), ByteBuffer.wrap(Serdes.ROOFLINE_STATE_CELL.encode(e.getValue())));
         }
@@ -391,12 +405,13 @@ public final class RobustRoofline implements LatencyDetector {
     }
 
     private RooflineStateHeader header() {
-        return RooflineStateHeader.newBuilder().setVersion(version).setStepsSeen(steps).setStepsSinceRefit(sinceRefit).setFitted(fitted)
-                .setCoefficients(boxed(coef)).setFloorNs(floorNs).setSigma(sigma).setLevel(level)
-                .setReferenceCoefficients(boxed(reference)).setReferenceVersion(referenceVersion).setExtrapolatedSteps(extrapolated)
-                .setDriftCurrent(ByteBuffer.wrap(drift.currentBlock())).setDriftCurrentStartNs(drift.currentStartNs())
-                .setDriftBlockElevated(drift.blockElevated()).setDriftBlockMedian(drift.blockMedian())
-                .setDriftBlockStartNs(drift.blockStarts()).setDriftAlarms(alarms).setTail(tail.countsState()).setElevatedShare(elevatedShare).setFeatureMax(boxed(featureMax)).setBeyondSteps(beyond).build();
+        return new RooflineStateHeader(steps, sinceRefit, extrapolated, beyond, elevatedShare, ByteBuffer.wrap(drift.currentBlock()),
+                ByteBuffer.wrap(drift.currentTailMask()), drift.currentStartNs());
+    }
+
+    private RooflineStateFit fitState() {
+        return new RooflineStateFit(version, fitted, boxed(coef), floorNs, sigma, boxed(featureMax), level, boxed(reference), referenceVersion,
+                drift.blockElevated(), drift.blockMedian(), drift.blockStarts(), alarms, tail.countsState());
     }
 
     private static List<Double> boxed(double[] v) {
@@ -422,24 +437,33 @@ public final class RobustRoofline implements LatencyDetector {
             return; // a new instance
         }
         RooflineStateHeader st = Serdes.ROOFLINE_STATE_HEADER.decode(bytes(h));
-        version = st.getVersion();
         steps = st.getStepsSeen();
         sinceRefit = st.getStepsSinceRefit();
-        fitted = st.getFitted();
-        coef = unboxed(st.getCoefficients());
-        floorNs = st.getFloorNs();
-        sigma = st.getSigma();
-        level = st.getLevel();
-        reference = unboxed(st.getReferenceCoefficients());
-        referenceVersion = st.getReferenceVersion();
         extrapolated = st.getExtrapolatedSteps();
-        alarms = st.getDriftAlarms();
-        tail.restore(st.getTail());
-        elevatedShare = st.getElevatedShare();
-        featureMax = st.getFeatureMax().isEmpty() ? new double[CostBasis.SIZE] : unboxed(st.getFeatureMax());
         beyond = st.getBeyondSteps();
-        ByteBuffer block = st.getDriftCurrent();
-        drift.restore(bytes(block), st.getDriftCurrentStartNs(), st.getDriftBlockElevated(), st.getDriftBlockMedian(), st.getDriftBlockStartNs());
+        elevatedShare = st.getElevatedShare();
+        List<Integer> elevated = List.of();
+        List<Integer> medians = List.of();
+        List<Long> starts = List.of();
+        ByteBuffer f = parts.get("f");
+        if (f != null) {
+            RooflineStateFit fit = Serdes.ROOFLINE_STATE_FIT.decode(bytes(f));
+            version = fit.getVersion();
+            fitted = fit.getFitted();
+            coef = unboxed(fit.getCoefficients());
+            floorNs = fit.getFloorNs();
+            sigma = fit.getSigma();
+            featureMax = fit.getFeatureMax().isEmpty() ? new double[CostBasis.SIZE] : unboxed(fit.getFeatureMax());
+            level = fit.getLevel();
+            reference = unboxed(fit.getReferenceCoefficients());
+            referenceVersion = fit.getReferenceVersion();
+            alarms = fit.getDriftAlarms();
+            tail.restore(fit.getTail());
+            elevated = fit.getDriftBlockElevated();
+            medians = fit.getDriftBlockMedian();
+            starts = fit.getDriftBlockStartNs();
+        }
+        drift.restore(bytes(st.getDriftCurrent()), bytes(st.getDriftCurrentTailMask()), st.getDriftCurrentStartNs(), elevated, medians, starts);
         for (Map.Entry<String, ByteBuffer> e : parts.entrySet()) {
             if (e.getKey().startsWith("c")) {
                 cells.restore(Integer.parseInt(e.getKey().substring(1)), Serdes.ROOFLINE_STATE_CELL.decode(bytes(e.getValue())));

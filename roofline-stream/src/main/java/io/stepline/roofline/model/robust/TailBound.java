@@ -36,9 +36,18 @@ public final class TailBound {
     }
 
     public void observe(double logRatio) {
+        observeBin(logRatio > 0 && logRatio < Math.log(CEILING) ? Math.min(BINS - 1, (int) (logRatio / STEP)) : -1);
+    }
+
+    /** A residual already quantised to hundredths of a natural log (DriftWatch's blocks). */
+    public void observeQuantised(int hundredths) {
+        observeBin(hundredths > 0 && hundredths < BINS ? hundredths : -1);
+    }
+
+    private void observeBin(int bin) {
         total++;
-        if (logRatio > 0 && logRatio < Math.log(CEILING)) {
-            counts[Math.min(BINS - 1, (int) (logRatio / STEP))]++;
+        if (bin >= 0) {
+            counts[bin]++;
         }
         if (++sinceDecay >= HALF_LIFE_STEPS) {
             sinceDecay = 0;
