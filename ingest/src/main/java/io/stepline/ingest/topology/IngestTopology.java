@@ -28,6 +28,7 @@ import org.apache.kafka.streams.state.Stores;
 
 import io.stepline.events.RequestEvent;
 import io.stepline.events.StepRecord;
+import io.stepline.ingest.logs.LogsTopology;
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.otlp.SpanFragment;
 import io.stepline.ingest.validation.DeadLetters;
@@ -50,7 +51,8 @@ import io.stepline.schemas.Topics;
  * receivers and file ingest write that way), so its fragments are assembled at once, as read.
  * The Collector keys by trace id or not at all: those fragments take the by-instance repartition
  * first. Both paths end in the same task because the repartition topic has as many partitions as
- * otlp_spans and uses the same partitioner.
+ * otlp_spans and uses the same partitioner. vLLM iteration logs on otlp_logs take a path of their
+ * own to the same steps topic ({@link LogsTopology}).
  */
 public final class IngestTopology {
     public static final String ASSEMBLER_STORE = "ingest-assembler-state";
@@ -64,6 +66,14 @@ public final class IngestTopology {
      *                        default partitioner gives that key among this many
      */
     public static Topology build(IngestConfig cfg, int inputPartitions) {
+        return build(cfg, inputPartitions, inputPartitions);
+    }
+
+    /**
+     * @param inputPartitions partitions of {@code otlp_spans}
+     * @param logPartitions   partitions of {@code otlp_logs}, for the vLLM log path ({@link LogsTopology})
+     */
+    public static Topology build(IngestConfig cfg, int inputPartitions, int logPartitions) {
         if (inputPartitions < 1) {
             throw new IllegalArgumentException("otlp_spans must have at least one partition, got " + inputPartitions);
         }
@@ -96,6 +106,8 @@ public final class IngestTopology {
                 .to(Topics.REQUESTS.topicName(), Produced.with(Serdes.String(), Serdes.ByteArray()).withName("requests-sink"));
         out.get("out-dlq").mapValues(Routed::bytes, Named.as("assembler-dlq-unwrap"))
                 .to(Topics.DLQ.topicName(), Produced.with(Serdes.String(), Serdes.ByteArray()).withName("assembler-dlq-sink"));
+        // vLLM iteration logs: a sub-topology of its own, added after the span path so its node names stay as they were
+        LogsTopology.addTo(b, cfg.reorderWindowMs(), logPartitions);
         return b.build();
     }
 
