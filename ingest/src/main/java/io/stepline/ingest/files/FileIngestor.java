@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import java.util.zip.GZIPInputStream;
 
 import io.opentelemetry.proto.trace.v1.TracesData;
@@ -22,6 +23,11 @@ import org.apache.kafka.common.serialization.StringSerializer;
 
 import io.stepline.events.KernelBatch;
 import io.stepline.ingest.kernels.KernelBatchValidator;
+import io.stepline.ingest.logs.LogCounts;
+import io.stepline.ingest.logs.LogFileReader;
+import io.stepline.ingest.logs.LogFollower;
+import io.stepline.ingest.logs.LogInstances;
+import io.stepline.ingest.logs.LogPublisher;
 import io.stepline.ingest.otlp.InstanceMessages;
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.validation.DeadLetters;
@@ -37,7 +43,8 @@ import io.stepline.schemas.otlp.OtlpProtoFrames;
  * ({@code format: json}, one TracesData a line) or size-prefixed protobuf ({@code format: proto}),
  * {@code .gz} accepted for both; and kernel JSON lines onto {@code stepline.kernels} after
  * validation. A bad line or frame goes to the dead-letter topic with {@code file:N} as origin
- * (line or frame number); the rest of the file still goes in.
+ * (line or frame number); the rest of the file still goes in. vLLM server logs go onto
+ * {@code otlp_logs} ({@link #ingestLog}); {@link InputFormat} tells the kinds apart.
  */
 public final class FileIngestor implements AutoCloseable {
     /** What a file contributed: {@code read} lines or frames ({@code unit}), of which some were accepted and some rejected. */
@@ -141,6 +148,46 @@ public final class FileIngestor implements AutoCloseable {
         check();
         return new Counts(unit, n, ok, bad);
     }
+
+    // --- vLLM iteration logs (form C) ---
+
+    /** The log source a vLLM log is ingested as: {@code instance} when given, else named from the file ({@link LogInstances#fromFileName}). */
+    public static String logSource(Path file, String instance) {
+        return instance != null ? instance : LogInstances.fromFileName(file.getFileName().toString());
+    }
+
+    /**
+     * Ingests a vLLM server log: its iteration lines and the start-up lines that say how to read
+     * them go to {@code otlp_logs} as OTLP LogsData keyed by the log source (so they land in its
+     * task), where the ingest topology makes step records of them; the rest is counted and skipped.
+     *
+     * @param instance the instance name, or null to name it from the file
+     */
+    public LogCounts ingestLog(Path file, String instance) throws IOException {
+        requireReadable(file);
+        LogCounts c = LogFileReader.read(file, logPublisher(file, instance));
+        producer.flush();
+        check();
+        return c;
+    }
+
+    /** Like {@link #ingestLog}, then follows the file as it grows ({@link LogFollower}) until {@code stop} says so. */
+    public LogCounts followLog(Path file, String instance, long pollMs, BooleanSupplier stop) throws IOException, InterruptedException {
+        requireReadable(file);
+        LogCounts c = new LogFollower(file, logPublisher(file, instance), pollMs).follow(stop);
+        producer.flush();
+        check();
+        return c;
+    }
+
+    private LogPublisher logPublisher(Path file, String instance) {
+        return new LogPublisher(logSource(file, instance), file.getFileName().toString(), (key, logsData) -> {
+            producer.send(new ProducerRecord<>(Topics.OTLP_LOGS.topicName(), key, logsData), onError);
+            check();
+        });
+    }
+
+    // --- end of vLLM iteration logs ---
 
     public Counts ingestKernels(Path file) throws IOException {
         requireReadable(file);

@@ -28,13 +28,14 @@ public final class LogClock {
             return referenceUnixNanos;
         }
         int year = LocalDateTime.ofEpochSecond(Math.floorDiv(referenceUnixNanos, NANOS_PER_SECOND), 0, ZoneOffset.UTC).getYear();
-        Long t = at(year, clock);
-        if (t == null || t > referenceUnixNanos + DAY_NANOS) {
-            // a date after the reference (or 02-29 outside a leap year) is last year's
-            Long earlier = at(year - 1, clock);
-            t = earlier != null ? earlier : at(year - 4, clock);
+        // the latest year in which the date exists and is not after the reference (02-29 looks back to a leap year)
+        for (int y = year; y > year - 8; y--) {
+            Long t = at(y, clock);
+            if (t != null && t <= referenceUnixNanos + DAY_NANOS) {
+                return t;
+            }
         }
-        return t == null ? referenceUnixNanos : t;
+        return referenceUnixNanos;
     }
 
     private static Long at(int year, IterationLine.WallClock c) {
