@@ -4,6 +4,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 import picocli.CommandLine;
@@ -15,13 +16,16 @@ import picocli.CommandLine.Spec;
 
 import io.stepline.cli.pipeline.Pipeline;
 import io.stepline.ingest.files.FileIngestor;
+import io.stepline.ingest.files.InputFormat;
+import io.stepline.ingest.logs.LogInstances;
 import io.stepline.kafka.ClusterOptions;
 import io.stepline.kafka.KafkaTarget;
 
 /** {@code stepline run}: the whole pipeline over captured files, to completion. */
 @Command(name = "run", mixinStandardHelpOptions = true,
         description = {"Run the whole pipeline over captured trace files and write anomalies, incidents and reports.",
-            "Inputs: OTLP/JSON lines as the OpenTelemetry Collector's file exporter writes them, and kernel JSON lines.",
+            "Inputs: OTLP/JSON lines as the OpenTelemetry Collector's file exporter writes them, vLLM server logs with iteration details,"
+                + " and kernel JSON lines.",
             "Writes DIR/anomalies.jsonl, DIR/incidents.jsonl, DIR/index.html and one report per incident."})
 public final class RunCommand implements Callable<Integer> {
     @Spec
@@ -30,8 +34,14 @@ public final class RunCommand implements Callable<Integer> {
     @Mixin
     ClusterOptions cluster;
 
-    @Option(names = "--input", required = true, paramLabel = "TRACES", description = "Trace file: OTLP/JSON lines or size-prefixed OTLP protobuf (the Collector file exporter's json and proto formats; repeatable; .gz accepted).")
+    @Option(names = "--input", required = true, paramLabel = "FILE", description = "Trace file: OTLP/JSON lines or size-prefixed OTLP protobuf (the Collector"
+            + " file exporter's json and proto formats), or a vLLM server log with --enable-logging-iteration-details lines; told apart by content"
+            + " (repeatable; .gz accepted).")
     List<Path> inputs;
+
+    @Option(names = "--instance", paramLabel = "NAME", description = "Instance name of the vLLM log --input (default: its file name without extension"
+            + " and without a leading '" + LogInstances.FILE_PREFIX + "'); data-parallel rank R >= 1 is NAME-dpR.")
+    String instance;
 
     @Option(names = "--kernels", paramLabel = "KERNELS", description = "Kernel batch JSON lines file (repeatable).")
     List<Path> kernels;
@@ -56,6 +66,7 @@ public final class RunCommand implements Callable<Integer> {
                 }
             }
         }
+        Map<Path, InputFormat> formats = inputFormats();
         if (!model.equals("robust") && !model.equals("paper")) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--model must be robust or paper, got '" + model + "'");
         }
@@ -67,6 +78,10 @@ public final class RunCommand implements Callable<Integer> {
             long rejected = 0;
             try (FileIngestor fi = new FileIngestor(target.bootstrapServers())) {
                 for (Path f : inputs) {
+                    if (formats.get(f) == InputFormat.VLLM_LOG) {
+                        err.println(f + ": " + fi.ingestLog(f, instance).describe());
+                        continue;
+                    }
                     FileIngestor.Counts c = fi.ingestTraces(f);
                     rejected += c.rejected();
                     err.println(f + ": " + c.describe());
@@ -92,6 +107,24 @@ public final class RunCommand implements Callable<Integer> {
         } finally {
             deleteQuietly(state);
         }
+    }
+
+    /** Each --input's format (a clear error, exit 2, for a file of no known format); --instance needs exactly one vLLM log among them. */
+    private Map<Path, InputFormat> inputFormats() throws java.io.IOException {
+        Map<Path, InputFormat> formats = new java.util.LinkedHashMap<>();
+        for (Path f : inputs) {
+            try {
+                formats.put(f, InputFormat.of(f));
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+            }
+        }
+        long logs = formats.values().stream().filter(v -> v == InputFormat.VLLM_LOG).count();
+        if (instance != null && (logs != 1 || LogInstances.problem(instance) != null)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), logs != 1 ? "--instance names the one vLLM log --input; there are " + logs
+                    : "--instance: " + LogInstances.problem(instance));
+        }
+        return formats;
     }
 
     static void deleteQuietly(Path dir) {
