@@ -24,7 +24,7 @@ import io.stepline.ingest.validation.Rejection;
  * held, up to the reorder window or {@link #DEFAULT_MAX_HELD} lines, then the gap is given up.
  * A line behind what was published is dead-lettered (late beyond the window, or a duplicate).
  * A new engine process (a new EngineCore pid, or iteration 0 again) starts a new sequence.</li>
- * <li><b>Async scheduling.</b> Under async scheduling (vLLM's default since about 0.14) the engine
+ * <li><b>Async scheduling.</b> Under async scheduling (on by default in recent vLLM releases) the engine
  * schedules and submits the next batch before it waits for the current one, and the printed
  * "iteration elapsed time" times only that wait: the residual of a batch submitted earlier (real
  * logs show 0.09 ms next to 22.59 ms). Such a time is not the step's latency, and no sound latency
