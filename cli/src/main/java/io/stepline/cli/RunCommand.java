@@ -39,8 +39,7 @@ public final class RunCommand implements Callable<Integer> {
             + " (repeatable; .gz accepted).")
     List<Path> inputs;
 
-    @Option(names = "--instance", paramLabel = "NAME", description = "Instance name of the vLLM log --input (default: its file name without extension"
-            + " and without a leading '" + LogInstances.FILE_PREFIX + "'); data-parallel rank R >= 1 is NAME-dpR.")
+    @Option(names = "--instance", paramLabel = "NAME", description = LogInstances.OPTION_DESCRIPTION)
     String instance;
 
     @Option(names = "--kernels", paramLabel = "KERNELS", description = "Kernel batch JSON lines file (repeatable).")
@@ -66,7 +65,12 @@ public final class RunCommand implements Callable<Integer> {
                 }
             }
         }
-        Map<Path, InputFormat> formats = inputFormats();
+        Map<Path, InputFormat> formats;
+        try {
+            formats = InputFormat.of(inputs, instance);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
         if (!model.equals("robust") && !model.equals("paper")) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--model must be robust or paper, got '" + model + "'");
         }
@@ -107,24 +111,6 @@ public final class RunCommand implements Callable<Integer> {
         } finally {
             deleteQuietly(state);
         }
-    }
-
-    /** Each --input's format (a clear error, exit 2, for a file of no known format); --instance needs exactly one vLLM log among them. */
-    private Map<Path, InputFormat> inputFormats() throws java.io.IOException {
-        Map<Path, InputFormat> formats = new java.util.LinkedHashMap<>();
-        for (Path f : inputs) {
-            try {
-                formats.put(f, InputFormat.of(f));
-            } catch (IllegalArgumentException e) {
-                throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
-            }
-        }
-        long logs = formats.values().stream().filter(v -> v == InputFormat.VLLM_LOG).count();
-        if (instance != null && (logs != 1 || LogInstances.problem(instance) != null)) {
-            throw new CommandLine.ParameterException(spec.commandLine(), logs != 1 ? "--instance names the one vLLM log --input; there are " + logs
-                    : "--instance: " + LogInstances.problem(instance));
-        }
-        return formats;
     }
 
     static void deleteQuietly(Path dir) {

@@ -43,8 +43,7 @@ public final class IngestCommand implements Callable<Integer> {
             + " or a vLLM server log with --enable-logging-iteration-details lines; told apart by content (repeatable; .gz accepted).")
     List<Path> inputs;
 
-    @Option(names = "--instance", paramLabel = "NAME", description = "Instance name of the vLLM log --input (default: its file name without extension"
-            + " and without a leading '" + LogInstances.FILE_PREFIX + "'); data-parallel rank R >= 1 is NAME-dpR.")
+    @Option(names = "--instance", paramLabel = "NAME", description = LogInstances.OPTION_DESCRIPTION)
     String instance;
 
     @Option(names = "--follow", description = "Keep following the vLLM log --input as it grows (like tail -F: rotation and truncation followed) until Ctrl-C.")
@@ -122,7 +121,7 @@ public final class IngestCommand implements Callable<Integer> {
                 try (FileIngestor fi = new FileIngestor(target.bootstrapServers())) {
                     for (Path f : inputs == null ? List.<Path>of() : inputs) {
                         if (formats.get(f) == InputFormat.VLLM_LOG) {
-                            spec.commandLine().getOut().println(f + ": " + ingestLog(fi, f).describe());
+                            ingestLog(fi, f);
                             continue;
                         }
                         FileIngestor.Counts c = fi.ingestTraces(f);
@@ -157,34 +156,23 @@ public final class IngestCommand implements Callable<Integer> {
 
     /** Each --input's format (a clear error, exit 2, for a file of no known format), with --instance and --follow checked against them. */
     private Map<Path, InputFormat> inputFormats() throws java.io.IOException {
-        Map<Path, InputFormat> formats = new java.util.LinkedHashMap<>();
-        for (Path f : inputs == null ? List.<Path>of() : inputs) {
-            try {
-                formats.put(f, InputFormat.of(f));
-            } catch (IllegalArgumentException e) {
-                throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
-            }
+        Map<Path, InputFormat> formats;
+        try {
+            formats = InputFormat.of(inputs == null ? List.of() : inputs, instance);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
-        long logs = formats.values().stream().filter(v -> v == InputFormat.VLLM_LOG).count();
-        if (instance != null) {
-            String problem = LogInstances.problem(instance);
-            if (problem != null) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "--instance: " + problem);
-            }
-            if (logs != 1) {
-                throw new CommandLine.ParameterException(spec.commandLine(), "--instance names the one vLLM log --input; there are " + logs);
-            }
-        }
-        if (follow && (formats.size() != 1 || logs != 1)) {
+        if (follow && (formats.size() != 1 || formats.values().iterator().next() != InputFormat.VLLM_LOG)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--follow follows one vLLM log: give exactly one --input, a vLLM server log");
         }
         return formats;
     }
 
-    /** Ingests a vLLM log, or with --follow follows it until Ctrl-C (the shutdown waits for the last lines to be sent). */
-    private LogCounts ingestLog(FileIngestor fi, Path f) throws Exception {
+    /** Ingests a vLLM log, or with --follow follows it until Ctrl-C (the shutdown waits for the last lines to be sent and counted). */
+    private void ingestLog(FileIngestor fi, Path f) throws Exception {
         if (!follow) {
-            return fi.ingestLog(f, instance);
+            spec.commandLine().getOut().println(f + ": " + fi.ingestLog(f, instance).describe());
+            return;
         }
         AtomicBoolean stop = new AtomicBoolean();
         CountDownLatch sent = new CountDownLatch(1);
@@ -198,7 +186,9 @@ public final class IngestCommand implements Callable<Integer> {
         }));
         spec.commandLine().getErr().println("following " + f + " as instance " + FileIngestor.logSource(f, instance) + "; Ctrl-C to stop");
         try {
-            return fi.followLog(f, instance, LogFollower.DEFAULT_POLL_MS, stop::get);
+            LogCounts c = fi.followLog(f, instance, LogFollower.DEFAULT_POLL_MS, stop::get);
+            spec.commandLine().getOut().println(f + ": " + c.describe());
+            spec.commandLine().getOut().flush();
         } finally {
             sent.countDown();
         }

@@ -8,8 +8,12 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.zip.GZIPInputStream;
 
+import io.stepline.ingest.logs.LogInstances;
 import io.stepline.ingest.logs.VllmLogParser;
 
 /**
@@ -30,6 +34,28 @@ public enum InputFormat {
     public static final int SNIFF_LINES = 2000;
     /** ... and at most this many characters. */
     static final int SNIFF_CHARS = 4 << 20;
+
+    /**
+     * Every file's format, in order; {@code instance} (the {@code --instance} of the commands), when
+     * given, must name exactly one vLLM log among them. An {@link IllegalArgumentException} says what is wrong.
+     */
+    public static Map<Path, InputFormat> of(List<Path> files, String instance) throws IOException {
+        Map<Path, InputFormat> formats = new LinkedHashMap<>();
+        for (Path f : files) {
+            formats.put(f, of(f));
+        }
+        if (instance != null) {
+            long logs = formats.values().stream().filter(v -> v == VLLM_LOG).count();
+            if (logs != 1) {
+                throw new IllegalArgumentException("--instance names the one vLLM log --input; there are " + logs);
+            }
+            String problem = LogInstances.problem(instance);
+            if (problem != null) {
+                throw new IllegalArgumentException("--instance: " + problem);
+            }
+        }
+        return formats;
+    }
 
     /** The file's format; an {@link IllegalArgumentException} saying what was expected when it is none of them. */
     public static InputFormat of(Path file) throws IOException {

@@ -34,7 +34,8 @@ public record LogCounts(long lines, SortedMap<Integer, Long> iterationLinesByRan
             }
             s.append(')');
         }
-        s.append(String.format(Locale.ROOT, ", %,d start-up lines, %,d other lines skipped", startupLines, skippedLines));
+        s.append(String.format(Locale.ROOT, ", %,d start-up line%s, %,d other line%s skipped", startupLines, startupLines == 1 ? "" : "s",
+                skippedLines, skippedLines == 1 ? "" : "s"));
         if (cutLines > 0) {
             s.append(String.format(Locale.ROOT, ", %,d cut line%s skipped", cutLines, cutLines == 1 ? "" : "s"));
         }

@@ -17,6 +17,9 @@ package io.stepline.ingest.logs;
 public final class LogInstances {
     /** A file-name prefix that describes the content, not the instance: dropped from the name. */
     public static final String FILE_PREFIX = "vllm-iterations-";
+    /** What the commands' {@code --instance} option says of itself. */
+    public static final String OPTION_DESCRIPTION = "Instance name of the vLLM log --input (default: its file name without extension and without a leading '"
+            + FILE_PREFIX + "'); data-parallel rank R >= 1 is NAME-dpR.";
     /** Longest instance id Stepline accepts (as for OTLP resources). */
     static final int MAX_ID_LENGTH = 256;
 

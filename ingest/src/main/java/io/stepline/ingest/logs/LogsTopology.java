@@ -3,7 +3,6 @@ package io.stepline.ingest.logs;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -11,7 +10,6 @@ import java.util.concurrent.atomic.LongAdder;
 
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Utils;
-import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.kstream.Branched;
 import org.apache.kafka.streams.kstream.Consumed;
@@ -23,12 +21,11 @@ import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
-import org.apache.kafka.streams.state.KeyValueIterator;
-import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.Stores;
 
 import io.stepline.events.StepRecord;
 import io.stepline.ingest.topology.StepAssembler;
+import io.stepline.ingest.topology.StoreState;
 import io.stepline.ingest.validation.DeadLetters;
 import io.stepline.ingest.validation.Rejection;
 import io.stepline.schemas.Topics;
@@ -202,35 +199,7 @@ public final class LogsTopology {
         @Override
         public void init(ProcessorContext<String, Routed> context) {
             this.ctx = context;
-            KeyValueStore<String, byte[]> store = context.getStateStore(STATE_STORE);
-            this.state = new StepAssembler.State() {
-                @Override
-                public byte[] get(String key) {
-                    return store.get(key);
-                }
-
-                @Override
-                public void put(String key, byte[] value) {
-                    store.put(key, value);
-                }
-
-                @Override
-                public void delete(String key) {
-                    store.delete(key);
-                }
-
-                @Override
-                public List<Map.Entry<String, byte[]>> withPrefix(String prefix) {
-                    List<Map.Entry<String, byte[]>> out = new ArrayList<>();
-                    try (KeyValueIterator<String, byte[]> it = store.prefixScan(prefix, Serdes.String().serializer())) {
-                        while (it.hasNext()) {
-                            KeyValue<String, byte[]> kv = it.next();
-                            out.add(Map.entry(kv.key, kv.value));
-                        }
-                    }
-                    return out;
-                }
-            };
+            this.state = new StoreState(context.getStateStore(STATE_STORE));
             this.output = new LogStepAssembler.Output() {
                 @Override
                 public void step(StepRecord s) {

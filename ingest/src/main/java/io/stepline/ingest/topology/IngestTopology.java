@@ -2,14 +2,11 @@ package io.stepline.ingest.topology;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Utils;
-import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.Branched;
@@ -22,8 +19,6 @@ import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
-import org.apache.kafka.streams.state.KeyValueIterator;
-import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.Stores;
 
 import io.stepline.events.RequestEvent;
@@ -167,7 +162,6 @@ public final class IngestTopology {
     static final class Assembler implements Processor<String, Routed, String, Routed> {
         private final StepAssembler assembler;
         private ProcessorContext<String, Routed> ctx;
-        private KeyValueStore<String, byte[]> store;
         private StepAssembler.State state;
         private StepAssembler.Output output;
         private long timestamp;
@@ -179,35 +173,7 @@ public final class IngestTopology {
         @Override
         public void init(ProcessorContext<String, Routed> context) {
             this.ctx = context;
-            this.store = context.getStateStore(ASSEMBLER_STORE);
-            this.state = new StepAssembler.State() {
-                @Override
-                public byte[] get(String key) {
-                    return store.get(key);
-                }
-
-                @Override
-                public void put(String key, byte[] value) {
-                    store.put(key, value);
-                }
-
-                @Override
-                public void delete(String key) {
-                    store.delete(key);
-                }
-
-                @Override
-                public List<Map.Entry<String, byte[]>> withPrefix(String prefix) {
-                    List<Map.Entry<String, byte[]>> out = new ArrayList<>();
-                    try (KeyValueIterator<String, byte[]> it = store.prefixScan(prefix, Serdes.String().serializer())) {
-                        while (it.hasNext()) {
-                            KeyValue<String, byte[]> kv = it.next();
-                            out.add(Map.entry(kv.key, kv.value));
-                        }
-                    }
-                    return out;
-                }
-            };
+            this.state = new StoreState(context.getStateStore(ASSEMBLER_STORE));
             this.output = new StepAssembler.Output() {
                 @Override
                 public void step(StepRecord s) {
