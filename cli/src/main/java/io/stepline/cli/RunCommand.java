@@ -4,6 +4,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 import picocli.CommandLine;
@@ -16,13 +17,16 @@ import picocli.CommandLine.Spec;
 import io.stepline.cli.pipeline.Pipeline;
 import io.stepline.ingest.cli.KernelFileArgs;
 import io.stepline.ingest.files.FileIngestor;
+import io.stepline.ingest.files.InputFormat;
+import io.stepline.ingest.logs.LogInstances;
 import io.stepline.kafka.ClusterOptions;
 import io.stepline.kafka.KafkaTarget;
 
 /** {@code stepline run}: the whole pipeline over captured files, to completion. */
 @Command(name = "run", mixinStandardHelpOptions = true,
         description = {"Run the whole pipeline over captured trace files and write anomalies, incidents and reports.",
-            "Inputs: OTLP/JSON lines as the OpenTelemetry Collector's file exporter writes them, and kernel JSON lines or PyTorch profiler (Kineto) traces.",
+            "Inputs: OTLP/JSON lines as the OpenTelemetry Collector's file exporter writes them, vLLM server logs with iteration details,"
+                + " and kernel JSON lines or PyTorch profiler (Kineto) traces.",
             "Writes DIR/anomalies.jsonl, DIR/incidents.jsonl, DIR/index.html and one report per incident."})
 public final class RunCommand implements Callable<Integer> {
     @Spec
@@ -31,14 +35,15 @@ public final class RunCommand implements Callable<Integer> {
     @Mixin
     ClusterOptions cluster;
 
-    @Option(names = "--input", required = true, paramLabel = "TRACES", description = "Trace file: OTLP/JSON lines or size-prefixed OTLP protobuf (the Collector file exporter's json and proto formats; repeatable; .gz accepted).")
+    @Option(names = "--input", required = true, paramLabel = "FILE", description = "Trace file: OTLP/JSON lines or size-prefixed OTLP protobuf (the Collector"
+            + " file exporter's json and proto formats), or a vLLM server log with --enable-logging-iteration-details lines; told apart by content"
+            + " (repeatable; .gz accepted).")
     List<Path> inputs;
 
     @Option(names = "--kernels", paramLabel = "KERNELS", description = "Kernels file: kernel batch JSON lines or a PyTorch profiler (Kineto) trace, told apart by content (repeatable; .gz accepted).")
     List<Path> kernels;
 
-    // kernels from Kineto traces (issue 14, item 5)
-    @Option(names = "--instance", paramLabel = "NAME", description = KernelFileArgs.INSTANCE_HELP)
+    @Option(names = "--instance", paramLabel = "NAME", description = LogInstances.OPTION_DESCRIPTION + " " + KernelFileArgs.INSTANCE_HELP)
     String instance;
 
     @Option(names = "--first-step", paramLabel = "N", defaultValue = "" + io.stepline.ingest.kernels.KinetoKernelReader.DEFAULT_FIRST_STEP,
@@ -65,6 +70,12 @@ public final class RunCommand implements Callable<Integer> {
                 }
             }
         }
+        Map<Path, InputFormat> formats;
+        try {
+            formats = InputFormat.of(inputs, instance);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
         io.stepline.ingest.kernels.KinetoKernelReader kineto = KernelFileArgs.check(spec.commandLine(), kernels, instance, firstStep);
         if (!model.equals("robust") && !model.equals("paper")) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--model must be robust or paper, got '" + model + "'");
@@ -77,6 +88,10 @@ public final class RunCommand implements Callable<Integer> {
             long rejected = 0;
             try (FileIngestor fi = new FileIngestor(target.bootstrapServers())) {
                 for (Path f : inputs) {
+                    if (formats.get(f) == InputFormat.VLLM_LOG) {
+                        err.println(f + ": " + fi.ingestLog(f, instance).describe());
+                        continue;
+                    }
                     FileIngestor.Counts c = fi.ingestTraces(f);
                     rejected += c.rejected();
                     err.println(f + ": " + c.describe());

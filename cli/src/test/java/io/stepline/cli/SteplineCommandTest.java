@@ -130,4 +130,24 @@ class SteplineCommandTest {
         assertThat(r.code()).isEqualTo(2);
         assertThat(r.out()).contains("Usage: stepline");
     }
+
+    @Test
+    void inputsOfNoKnownFormatAndMisplacedLogOptionsAreRefusedBeforeAnythingStarts(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path csv = java.nio.file.Files.writeString(dir.resolve("trace.csv"), "arrival,prompt,output\n1,2,3\n");
+        java.nio.file.Path json = java.nio.file.Files.writeString(dir.resolve("t.jsonl"), "{\"resourceSpans\":[]}\n");
+        java.nio.file.Path log = java.nio.file.Files.writeString(dir.resolve("serve.log"), "INFO 07-03 03:58:54 [serve.py:101] starting\n");
+        Result unknown = run("run", "--input", csv.toString(), "--out", dir.resolve("out").toString());
+        assertThat(unknown.code()).isEqualTo(2);
+        assertThat(unknown.err()).contains("trace.csv: not a known input format").contains("vLLM server log");
+        Result ingestUnknown = run("ingest", "--input", csv.toString());
+        assertThat(ingestUnknown.code()).isEqualTo(2);
+        assertThat(ingestUnknown.err()).contains("not a known input format");
+        Result instanceWithoutLog = run("run", "--input", json.toString(), "--instance", "x", "--out", dir.resolve("out").toString());
+        assertThat(instanceWithoutLog.code()).isEqualTo(2);
+        assertThat(instanceWithoutLog.err()).contains("--instance names the one vLLM log --input; there are 0");
+        Result followTwo = run("ingest", "--input", log.toString(), "--input", json.toString(), "--follow");
+        assertThat(followTwo.code()).isEqualTo(2);
+        assertThat(followTwo.err()).contains("--follow follows one vLLM log");
+    }
 }

@@ -24,7 +24,8 @@ import io.stepline.schemas.Topics;
 /**
  * The real OpenTelemetry Collector, with the configuration Stepline ships in docker/: the SDK's
  * OTLP/HTTP exporter -> Collector OTLP receiver -> Collector kafka exporter (otlp_proto, messages
- * keyed by nothing or by trace id) -> ingest -> step records. Needs a Docker engine; skipped without one.
+ * keyed by nothing or by trace id) -> ingest -> step records; and a vLLM log file -> filelog receiver -> kafka
+ * exporter (otlp_logs) -> ingest -> step records. Needs a Docker engine; skipped without one.
  */
 @Testcontainers(disabledWithoutDocker = true)
 class CollectorContainerIT {
@@ -39,6 +40,7 @@ class CollectorContainerIT {
     @Container
     static final GenericContainer<?> COLLECTOR = new GenericContainer<>(DockerImageName.parse(COLLECTOR_IMAGE)).withNetwork(NETWORK)
             .withCopyToContainer(Transferable.of(shippedConfig()), "/etc/otelcol-contrib/config.yaml")
+            .withCopyToContainer(Transferable.of(vllmLog()), "/var/log/vllm/vllm-iterations-collector-log.log")
             .withExposedPorts(4318).dependsOn(KAFKA)
             .waitingFor(Wait.forLogMessage(".*Everything is ready.*", 1).withStartupTimeout(Duration.ofMinutes(2)));
 
@@ -55,6 +57,34 @@ class CollectorContainerIT {
             return yaml.replace("\"kafka:9092\"", "\"kafka:19092\"");
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /** A stock vLLM server log with iteration details, for the Collector's filelog receiver to ship. */
+    static String vllmLog() {
+        StringBuilder s = new StringBuilder("(APIServer pid=5) INFO 07-09 16:50:00 [api_server.py:1000] Starting vLLM API server\n");
+        for (int i = 0; i < 20; i++) {
+            s.append("(EngineCore_DP0 pid=6) INFO 07-09 16:53:19 [core.py:359] Iteration(").append(i)
+                    .append("): 0 context requests, 0 context tokens, 8 generation requests, 8 generation tokens, iteration elapsed time: 12.50 ms\n");
+        }
+        return s.toString();
+    }
+
+    @Test
+    void vllmLogLinesThroughTheCollectorsFilelogReceiverComeOutAsStepRecords() {
+        String bs = KAFKA.getBootstrapServers();
+        TopicProvisioner.ensure(bs, Topics.all(2));
+        try (IngestService ingest = new IngestService(IngestConfig.builder().stateDir(state).reorderWindowMs(2000).build()).start(bs)) {
+            // no instance in the record: the file name (log.file.name) names it
+            java.util.List<io.stepline.events.StepRecord> steps = java.util.List.of();
+            long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+            while (steps.size() < 20 && System.nanoTime() < deadline) {
+                steps = SdkSteps.read(bs, Topics.STEPS.topicName(), Integer.MAX_VALUE, Duration.ofSeconds(3)).stream()
+                        .map(io.stepline.schemas.Serdes.STEP::decode).filter(x -> x.getInstanceId().equals("collector-log")).toList();
+            }
+            org.assertj.core.api.Assertions.assertThat(steps).extracting(io.stepline.events.StepRecord::getStepId)
+                    .containsExactlyElementsOf(java.util.stream.LongStream.range(0, 20).boxed().toList());
+            org.assertj.core.api.Assertions.assertThat(steps).allSatisfy(x -> org.assertj.core.api.Assertions.assertThat(x.getLatencyNs()).isEqualTo(12_500_000L));
         }
     }
 

@@ -12,11 +12,13 @@ import org.apache.kafka.common.config.TopicConfig;
  *
  * <p>All Stepline topics are keyed by instance id and share one partition count, so that an
  * instance's steps, kernel batches and detector state meet in one stream task (co-partitioning).
- * {@code otlp_spans} is what the OpenTelemetry Collector's kafka exporter writes; its key may be
- * absent or a trace id, so ingest re-keys it.
+ * {@code otlp_spans} and {@code otlp_logs} are what the OpenTelemetry Collector's kafka exporter
+ * writes; their key may be absent or a trace id, so ingest re-keys them.
  */
 public enum Topics {
     OTLP_SPANS("otlp_spans", Map.of()),
+    /** OTLP LogsData (the Collector's filelog receiver -> kafka exporter, otlp_proto; Stepline's file ingest of vLLM logs). */
+    OTLP_LOGS("otlp_logs", Map.of()),
     KERNELS("stepline.kernels", Map.of(TopicConfig.RETENTION_MS_CONFIG, String.valueOf(6 * 3_600_000L))),
     STEPS("stepline.steps", Map.of()),
     REQUESTS("stepline.requests", Map.of()),

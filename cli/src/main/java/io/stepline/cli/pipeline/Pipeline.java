@@ -93,7 +93,8 @@ public final class Pipeline implements AutoCloseable {
         List<Quiescence.Stage> stages = new ArrayList<>();
         if (withIngest) {
             stages.add(new Quiescence.Stage(ingest.applicationId(), List.of(Topics.OTLP_SPANS.topicName(),
-                    ingest.applicationId() + "-by-instance-repartition")));
+                    ingest.applicationId() + "-by-instance-repartition", Topics.OTLP_LOGS.topicName(),
+                    ingest.applicationId() + "-logs-by-source-repartition")));
         }
         stages.add(new Quiescence.Stage(detector.applicationId(), List.of(Topics.STEPS.topicName(), Topics.KERNELS.topicName())));
         stages.add(new Quiescence.Stage(reports.groupId(), reports.inputTopics()));

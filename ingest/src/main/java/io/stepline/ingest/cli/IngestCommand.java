@@ -2,8 +2,11 @@ package io.stepline.ingest.cli;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -13,8 +16,12 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import io.stepline.ingest.files.FileIngestor;
+import io.stepline.ingest.files.InputFormat;
 import io.stepline.ingest.grpc.OtlpGrpcReceiver;
 import io.stepline.ingest.http.OtlpHttpReceiver;
+import io.stepline.ingest.logs.LogCounts;
+import io.stepline.ingest.logs.LogFollower;
+import io.stepline.ingest.logs.LogInstances;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestService;
 import io.stepline.kafka.ClusterOptions;
@@ -22,8 +29,9 @@ import io.stepline.kafka.KafkaTarget;
 
 /** {@code stepline ingest}: OTLP receivers and the otlp_spans -> steps/requests path, or file ingestion. */
 @Command(name = "ingest", mixinStandardHelpOptions = true,
-        description = {"Receive OTLP traces (HTTP, gRPC, Kafka otlp_spans, files) and normalise them into step and request records.",
-            "Without --input it serves until Ctrl-C; with --input it ingests the files and exits."})
+        description = {"Receive OTLP traces (HTTP, gRPC, Kafka otlp_spans, files) and vLLM iteration logs (Kafka otlp_logs, files) and normalise them"
+                + " into step and request records.",
+            "Without --input it serves until Ctrl-C; with --input it ingests the files and exits (with --follow, follows a vLLM log until Ctrl-C)."})
 public final class IngestCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -31,14 +39,18 @@ public final class IngestCommand implements Callable<Integer> {
     @Mixin
     ClusterOptions cluster;
 
-    @Option(names = "--input", paramLabel = "FILE", description = "Trace file to ingest, OTLP/JSON lines or the Collector file exporter's size-prefixed protobuf, told apart by content (repeatable; .gz accepted).")
+    @Option(names = "--input", paramLabel = "FILE", description = "File to ingest: OTLP/JSON lines or the Collector file exporter's size-prefixed protobuf,"
+            + " or a vLLM server log with --enable-logging-iteration-details lines; told apart by content (repeatable; .gz accepted).")
     List<Path> inputs;
+
+    @Option(names = "--follow", description = "Keep following the vLLM log --input as it grows (like tail -F: rotation and truncation followed) until Ctrl-C.")
+    boolean follow;
 
     @Option(names = "--kernels", paramLabel = "FILE", description = "Kernels file to ingest: kernel batch JSON lines or a PyTorch profiler (Kineto) trace, told apart by content (repeatable; .gz accepted).")
     List<Path> kernels;
 
     // kernels from Kineto traces (issue 14, item 5)
-    @Option(names = "--instance", paramLabel = "NAME", description = KernelFileArgs.INSTANCE_HELP)
+    @Option(names = "--instance", paramLabel = "NAME", description = LogInstances.OPTION_DESCRIPTION + " " + KernelFileArgs.INSTANCE_HELP)
     String instance;
 
     @Option(names = "--first-step", paramLabel = "N", defaultValue = "" + io.stepline.ingest.kernels.KinetoKernelReader.DEFAULT_FIRST_STEP,
@@ -97,6 +109,7 @@ public final class IngestCommand implements Callable<Integer> {
         if (threadsProblem != null) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--threads " + threadsProblem);
         }
+        Map<Path, InputFormat> formats = inputFormats();
         for (List<Path> files : new List[] {inputs, kernels}) {
             if (files != null) {
                 for (Path f : files) {
@@ -113,6 +126,10 @@ public final class IngestCommand implements Callable<Integer> {
             if (inputs != null || kernels != null) {
                 try (FileIngestor fi = new FileIngestor(target.bootstrapServers())) {
                     for (Path f : inputs == null ? List.<Path>of() : inputs) {
+                        if (formats.get(f) == InputFormat.VLLM_LOG) {
+                            ingestLog(fi, f);
+                            continue;
+                        }
                         FileIngestor.Counts c = fi.ingestTraces(f);
                         spec.commandLine().getOut().println(f + ": " + c.describe());
                     }
@@ -138,6 +155,48 @@ public final class IngestCommand implements Callable<Integer> {
                 stop.await();
             }
             return 0;
+        }
+    }
+
+    // --- vLLM iteration logs (form C) ---
+
+    /** Each --input's format (a clear error, exit 2, for a file of no known format), with --instance and --follow checked against them. */
+    private Map<Path, InputFormat> inputFormats() throws java.io.IOException {
+        Map<Path, InputFormat> formats;
+        try {
+            formats = InputFormat.of(inputs == null ? List.of() : inputs, instance);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
+        if (follow && (formats.size() != 1 || formats.values().iterator().next() != InputFormat.VLLM_LOG)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--follow follows one vLLM log: give exactly one --input, a vLLM server log");
+        }
+        return formats;
+    }
+
+    /** Ingests a vLLM log, or with --follow follows it until Ctrl-C (the shutdown waits for the last lines to be sent and counted). */
+    private void ingestLog(FileIngestor fi, Path f) throws Exception {
+        if (!follow) {
+            spec.commandLine().getOut().println(f + ": " + fi.ingestLog(f, instance).describe());
+            return;
+        }
+        AtomicBoolean stop = new AtomicBoolean();
+        CountDownLatch sent = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            stop.set(true);
+            try {
+                sent.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }));
+        spec.commandLine().getErr().println("following " + f + " as instance " + FileIngestor.logSource(f, instance) + "; Ctrl-C to stop");
+        try {
+            LogCounts c = fi.followLog(f, instance, LogFollower.DEFAULT_POLL_MS, stop::get);
+            spec.commandLine().getOut().println(f + ": " + c.describe());
+            spec.commandLine().getOut().flush();
+        } finally {
+            sent.countDown();
         }
     }
 }

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import java.util.zip.GZIPInputStream;
 
 import io.opentelemetry.proto.trace.v1.TracesData;
@@ -25,6 +26,11 @@ import io.stepline.ingest.kernels.KernelBatchValidator;
 import io.stepline.ingest.kernels.KernelFileFormat;
 import io.stepline.ingest.kernels.KinetoKernelReader;
 import io.stepline.ingest.kernels.KinetoKernels;
+import io.stepline.ingest.logs.LogCounts;
+import io.stepline.ingest.logs.LogFileReader;
+import io.stepline.ingest.logs.LogFollower;
+import io.stepline.ingest.logs.LogInstances;
+import io.stepline.ingest.logs.LogPublisher;
 import io.stepline.ingest.otlp.InstanceMessages;
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.validation.DeadLetters;
@@ -41,7 +47,8 @@ import io.stepline.schemas.otlp.OtlpProtoFrames;
  * {@code .gz} accepted for both; and kernel batches onto {@code stepline.kernels} after
  * validation, from kernel JSON lines or PyTorch profiler (Kineto) traces. A bad line, frame or
  * batch goes to the dead-letter topic with {@code file:N} as origin (line or frame number, or a
- * Kineto batch's step id); the rest of the file still goes in.
+ * Kineto batch's step id); the rest of the file still goes in. vLLM server logs go onto
+ * {@code otlp_logs} ({@link #ingestLog}); {@link InputFormat} tells the kinds apart.
  */
 public final class FileIngestor implements AutoCloseable {
     /**
@@ -154,6 +161,46 @@ public final class FileIngestor implements AutoCloseable {
         check();
         return new Counts(unit, n, ok, bad);
     }
+
+    // --- vLLM iteration logs (form C) ---
+
+    /** The log source a vLLM log is ingested as: {@code instance} when given, else named from the file ({@link LogInstances#fromFileName}). */
+    public static String logSource(Path file, String instance) {
+        return instance != null ? instance : LogInstances.fromFileName(file.getFileName().toString());
+    }
+
+    /**
+     * Ingests a vLLM server log: its iteration lines and the start-up lines that say how to read
+     * them go to {@code otlp_logs} as OTLP LogsData keyed by the log source (so they land in its
+     * task), where the ingest topology makes step records of them; the rest is counted and skipped.
+     *
+     * @param instance the instance name, or null to name it from the file
+     */
+    public LogCounts ingestLog(Path file, String instance) throws IOException {
+        requireReadable(file);
+        LogCounts c = LogFileReader.read(file, logPublisher(file, instance));
+        producer.flush();
+        check();
+        return c;
+    }
+
+    /** Like {@link #ingestLog}, then follows the file as it grows ({@link LogFollower}) until {@code stop} says so. */
+    public LogCounts followLog(Path file, String instance, long pollMs, BooleanSupplier stop) throws IOException, InterruptedException {
+        requireReadable(file);
+        LogCounts c = new LogFollower(file, logPublisher(file, instance), pollMs).follow(stop);
+        producer.flush();
+        check();
+        return c;
+    }
+
+    private LogPublisher logPublisher(Path file, String instance) {
+        return new LogPublisher(logSource(file, instance), file.getFileName().toString(), (key, logsData) -> {
+            producer.send(new ProducerRecord<>(Topics.OTLP_LOGS.topicName(), key, logsData), onError);
+            check();
+        });
+    }
+
+    // --- end of vLLM iteration logs ---
 
     /** Ingests a kernels file, kernel batch JSON lines or a Kineto trace (read with default settings). */
     public Counts ingestKernels(Path file) throws IOException {

@@ -32,7 +32,7 @@ public final class StepMapper {
             "kv.blocks_total_gpu", "kv.blocks_free_gpu", "kv.blocks_cpu_offload", "kv.blocks_disk_offload", "batch.decode_context_tokens",
             "step.latency_ns", "step.latency_us");
     /** An hour: no engine step takes longer; anything above is a broken clock or unit. */
-    static final long MAX_STEP_NS = 3_600_000_000_000L;
+    public static final long MAX_STEP_NS = 3_600_000_000_000L;
 
     private StepMapper() {}
 
@@ -51,6 +51,10 @@ public final class StepMapper {
     public static final String MISSING_SCHEDULED_TOKENS = "MISSING_SCHEDULED_TOKENS";
     public static final String MISSING_TS = "MISSING_TS";
     public static final String NO_SUCCESSOR = "NO_SUCCESSOR";
+    /** A vLLM iteration-log step under async scheduling: the printed time is only a residual wait, so no latency (docs/INPUT.md). */
+    public static final String ASYNC_SCHEDULING = "ASYNC_SCHEDULING";
+    /** A vLLM data-parallel padding iteration ({@code (dummy)}): no requests, its time is the wait for the other ranks; no latency. */
+    public static final String DP_PADDING = "DP_PADDING";
 
     /**
      * The batch summary of {@code a} into a builder (identity and timing left to the caller).
@@ -114,7 +118,8 @@ public final class StepMapper {
         return b;
     }
 
-    static void checkInvariants(StepRecord.Builder b, String where) {
+    /** Rejects a step whose counts break the seeds/000 §C.2 invariants (negative counts, a KV ratio outside [0, 1], ...). */
+    public static void checkInvariants(StepRecord.Builder b, String where) {
         if (b.getStepId() < 0) {
             throw invariant(b, where, "step.id < 0");
         }

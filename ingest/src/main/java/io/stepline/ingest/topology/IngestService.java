@@ -28,14 +28,18 @@ public final class IngestService implements AutoCloseable {
 
     public IngestService start(String bootstrapServers) {
         int partitions = inputPartitions(bootstrapServers);
-        app = new StreamsApp(IngestTopology.build(config, partitions), config.streamsProperties(bootstrapServers)).start();
-        log.info("ingest running: otlp_spans -> stepline.steps, stepline.requests (application {})", config.applicationId());
+        int logPartitions = partitions(bootstrapServers, Topics.OTLP_LOGS.topicName());
+        app = new StreamsApp(IngestTopology.build(config, partitions, logPartitions), config.streamsProperties(bootstrapServers)).start();
+        log.info("ingest running: otlp_spans, otlp_logs -> stepline.steps, stepline.requests (application {})", config.applicationId());
         return this;
     }
 
     /** The partition count of otlp_spans, which the topology needs to know which messages are already keyed by instance. */
     static int inputPartitions(String bootstrapServers) {
-        String topic = Topics.OTLP_SPANS.topicName();
+        return partitions(bootstrapServers, Topics.OTLP_SPANS.topicName());
+    }
+
+    private static int partitions(String bootstrapServers, String topic) {
         try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers))) {
             return admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).partitions().size();
         } catch (ExecutionException e) {

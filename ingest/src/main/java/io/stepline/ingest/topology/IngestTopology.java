@@ -2,14 +2,11 @@ package io.stepline.ingest.topology;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Utils;
-import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.kstream.Branched;
@@ -22,12 +19,11 @@ import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
-import org.apache.kafka.streams.state.KeyValueIterator;
-import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.Stores;
 
 import io.stepline.events.RequestEvent;
 import io.stepline.events.StepRecord;
+import io.stepline.ingest.logs.LogsTopology;
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.otlp.SpanFragment;
 import io.stepline.ingest.validation.DeadLetters;
@@ -50,7 +46,8 @@ import io.stepline.schemas.Topics;
  * receivers and file ingest write that way), so its fragments are assembled at once, as read.
  * The Collector keys by trace id or not at all: those fragments take the by-instance repartition
  * first. Both paths end in the same task because the repartition topic has as many partitions as
- * otlp_spans and uses the same partitioner.
+ * otlp_spans and uses the same partitioner. vLLM iteration logs on otlp_logs take a path of their
+ * own to the same steps topic ({@link LogsTopology}).
  */
 public final class IngestTopology {
     public static final String ASSEMBLER_STORE = "ingest-assembler-state";
@@ -64,6 +61,14 @@ public final class IngestTopology {
      *                        default partitioner gives that key among this many
      */
     public static Topology build(IngestConfig cfg, int inputPartitions) {
+        return build(cfg, inputPartitions, inputPartitions);
+    }
+
+    /**
+     * @param inputPartitions partitions of {@code otlp_spans}
+     * @param logPartitions   partitions of {@code otlp_logs}, for the vLLM log path ({@link LogsTopology})
+     */
+    public static Topology build(IngestConfig cfg, int inputPartitions, int logPartitions) {
         if (inputPartitions < 1) {
             throw new IllegalArgumentException("otlp_spans must have at least one partition, got " + inputPartitions);
         }
@@ -96,6 +101,8 @@ public final class IngestTopology {
                 .to(Topics.REQUESTS.topicName(), Produced.with(Serdes.String(), Serdes.ByteArray()).withName("requests-sink"));
         out.get("out-dlq").mapValues(Routed::bytes, Named.as("assembler-dlq-unwrap"))
                 .to(Topics.DLQ.topicName(), Produced.with(Serdes.String(), Serdes.ByteArray()).withName("assembler-dlq-sink"));
+        // vLLM iteration logs: a sub-topology of its own, added after the span path so its node names stay as they were
+        LogsTopology.addTo(b, cfg.reorderWindowMs(), logPartitions);
         return b.build();
     }
 
@@ -155,7 +162,6 @@ public final class IngestTopology {
     static final class Assembler implements Processor<String, Routed, String, Routed> {
         private final StepAssembler assembler;
         private ProcessorContext<String, Routed> ctx;
-        private KeyValueStore<String, byte[]> store;
         private StepAssembler.State state;
         private StepAssembler.Output output;
         private long timestamp;
@@ -167,35 +173,7 @@ public final class IngestTopology {
         @Override
         public void init(ProcessorContext<String, Routed> context) {
             this.ctx = context;
-            this.store = context.getStateStore(ASSEMBLER_STORE);
-            this.state = new StepAssembler.State() {
-                @Override
-                public byte[] get(String key) {
-                    return store.get(key);
-                }
-
-                @Override
-                public void put(String key, byte[] value) {
-                    store.put(key, value);
-                }
-
-                @Override
-                public void delete(String key) {
-                    store.delete(key);
-                }
-
-                @Override
-                public List<Map.Entry<String, byte[]>> withPrefix(String prefix) {
-                    List<Map.Entry<String, byte[]>> out = new ArrayList<>();
-                    try (KeyValueIterator<String, byte[]> it = store.prefixScan(prefix, Serdes.String().serializer())) {
-                        while (it.hasNext()) {
-                            KeyValue<String, byte[]> kv = it.next();
-                            out.add(Map.entry(kv.key, kv.value));
-                        }
-                    }
-                    return out;
-                }
-            };
+            this.state = new StoreState(context.getStateStore(ASSEMBLER_STORE));
             this.output = new StepAssembler.Output() {
                 @Override
                 public void step(StepRecord s) {
