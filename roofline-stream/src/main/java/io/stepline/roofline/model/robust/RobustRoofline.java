@@ -102,6 +102,8 @@ public final class RobustRoofline implements LatencyDetector {
     /** A robust sigma from a handful of points per cell is deflated by the cells' own medians: widen it. */
     static final double IN_SAMPLE_SIGMA_FACTOR = 1.15;
     static final double MIN_SIGMA = 0.01;
+    /** Weight of one near-model step in the level (a memory of ~64 steps). */
+    static final double LEVEL_ALPHA = 1.0 / 64;
     /** A step whose feature exceeds the training maximum by this factor is beyond what the model knows. */
     static final double BEYOND_FACTOR = 1.5;
     /** Weight of one step in the running share of elevated steps (a memory of ~50 steps). */
@@ -133,6 +135,10 @@ public final class RobustRoofline implements LatencyDetector {
     private long beyond;
     /** The fit part of the state changed since the last {@link #dirty()}. */
     private boolean fitChanged;
+    /** The producer reports the KV context (batch.decode_context_tokens or kv.* blocks). */
+    private boolean sawContext;
+    /** The instance runs decode requests (whose cost the KV context drives). */
+    private boolean sawDecode;
 
     public RobustRoofline(Settings s) {
         this.s = s;
@@ -163,6 +169,11 @@ public final class RobustRoofline implements LatencyDetector {
             return new Assessment(Verdict.WARMING_UP, Double.NaN, Double.NaN, Double.NaN, Severity.NONE, version, refitted, null);
         }
         CostBasis.of(p, np, d, dt, ctx, basis);
+        if ((ctx > 0 && !sawContext) || (d > 0 && !sawDecode)) {
+            sawContext |= ctx > 0;
+            sawDecode |= d > 0;
+            fitChanged = true;
+        }
         if (beyondTraining(basis)) {
             // work of a kind or size no training step had: the fit would be a guess, so the step is not judged
             // always learned: nothing else can teach the model this work, and a cell's median outvotes a fault in it
@@ -207,6 +218,14 @@ public final class RobustRoofline implements LatencyDetector {
         }
         boolean filled = cells.count(slot) >= s.pointsPerCell() / 2;
         double learnLog = Math.max(Math.log(s.learnRatio()), 2.5 * sigma);
+        if (!outlier && known && (Math.abs(logRatio) <= learnLog || (!sawContext && sawDecode))) {
+            // What no producer key shows drifts slowly (the KV context of a log that does not print it, a
+            // fleet's prompt mix): the level follows steps near the model, while abrupt slowdowns, far from
+            // it, teach it nothing. A producer that never reports the KV context drifts by more than the
+            // learning margin as its decode requests' contexts grow: there the level follows every judged step,
+            // each by at most the margin, so it cannot lose track (and a slow regression looks like drift).
+            level *= Math.exp(LEVEL_ALPHA * Math.max(-learnLog, Math.min(learnLog, logRatio)));
+        }
         if (!outlier && (filled ? logRatio <= learnLog : calm)) {
             point[5] = (float) (lat / level);
             cells.add(key, steps, point);
@@ -365,7 +384,7 @@ public final class RobustRoofline implements LatencyDetector {
         return referenceVersion;
     }
 
-    /** The level the model re-anchored to after sustained regressions (1: none). */
+    /** The level of the model: re-anchored by sustained regressions, following slow unobserved drift (1: neither). */
     @Override
     public double driftRatio() {
         return level;
@@ -405,12 +424,12 @@ public final class RobustRoofline implements LatencyDetector {
     }
 
     private RooflineStateHeader header() {
-        return new RooflineStateHeader(steps, sinceRefit, extrapolated, beyond, elevatedShare, ByteBuffer.wrap(drift.currentBlock()),
+        return new RooflineStateHeader(steps, sinceRefit, extrapolated, beyond, elevatedShare, level, ByteBuffer.wrap(drift.currentBlock()),
                 ByteBuffer.wrap(drift.currentTailMask()), drift.currentStartNs());
     }
 
     private RooflineStateFit fitState() {
-        return new RooflineStateFit(version, fitted, boxed(coef), floorNs, sigma, boxed(featureMax), level, boxed(reference), referenceVersion,
+        return new RooflineStateFit(version, fitted, sawContext, sawDecode, boxed(coef), floorNs, sigma, boxed(featureMax), boxed(reference), referenceVersion,
                 drift.blockElevated(), drift.blockMedian(), drift.blockStarts(), alarms, tail.countsState());
     }
 
@@ -442,6 +461,7 @@ public final class RobustRoofline implements LatencyDetector {
         extrapolated = st.getExtrapolatedSteps();
         beyond = st.getBeyondSteps();
         elevatedShare = st.getElevatedShare();
+        level = st.getLevel();
         List<Integer> elevated = List.of();
         List<Integer> medians = List.of();
         List<Long> starts = List.of();
@@ -450,11 +470,12 @@ public final class RobustRoofline implements LatencyDetector {
             RooflineStateFit fit = Serdes.ROOFLINE_STATE_FIT.decode(bytes(f));
             version = fit.getVersion();
             fitted = fit.getFitted();
+            sawContext = fit.getSawContext();
+            sawDecode = fit.getSawDecode();
             coef = unboxed(fit.getCoefficients());
             floorNs = fit.getFloorNs();
             sigma = fit.getSigma();
             featureMax = fit.getFeatureMax().isEmpty() ? new double[CostBasis.SIZE] : unboxed(fit.getFeatureMax());
-            level = fit.getLevel();
             reference = unboxed(fit.getReferenceCoefficients());
             referenceVersion = fit.getReferenceVersion();
             alarms = fit.getDriftAlarms();
