@@ -28,6 +28,7 @@ import org.apache.kafka.streams.state.Stores;
 
 import io.stepline.events.RequestEvent;
 import io.stepline.events.StepRecord;
+import io.stepline.ingest.accounting.IngestStats;
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.otlp.SpanFragment;
 import io.stepline.ingest.validation.DeadLetters;
@@ -73,7 +74,7 @@ public final class IngestTopology {
 
         KStream<byte[], byte[]> raw = b.stream(Topics.OTLP_SPANS.topicName(),
                 Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName("otlp-spans-source"));
-        KStream<String, Routed> split = raw.process(() -> new Splitter(inputPartitions), Named.as("otlp-split"));
+        KStream<String, Routed> split = raw.process(() -> new Splitter(inputPartitions, cfg.stats()), Named.as("otlp-split"));
         Map<String, KStream<String, Routed>> byKind = split.split(Named.as("split-"))
                 .branch((k, v) -> v.is(Routed.Kind.DEAD_LETTER), Branched.as("dlq"))
                 .branch((k, v) -> v.is(Routed.Kind.LOCAL_FRAGMENT), Branched.as("local"))
@@ -85,7 +86,7 @@ public final class IngestTopology {
                 .mapValues(v -> Routed.of(Routed.Kind.REMOTE_FRAGMENT, v), Named.as("rekeyed-wrap"));
 
         KStream<String, Routed> assembled = byKind.get("split-local").merge(rekeyed, Named.as("fragments"))
-                .process(() -> new Assembler(cfg.reorderWindowMs()), Named.as("step-assembler"), ASSEMBLER_STORE);
+                .process(() -> new Assembler(cfg.reorderWindowMs(), cfg.formBSuccessorWaitMs(), cfg.stats()), Named.as("step-assembler"), ASSEMBLER_STORE);
         Map<String, KStream<String, Routed>> out = assembled.split(Named.as("out-"))
                 .branch((k, v) -> v.is(Routed.Kind.STEP), Branched.as("steps"))
                 .branch((k, v) -> v.is(Routed.Kind.REQUEST), Branched.as("requests"))
@@ -107,10 +108,12 @@ public final class IngestTopology {
     /** Decodes a Collector message and emits one fragment per resource, keyed by instance id. */
     static final class Splitter implements Processor<byte[], byte[], String, Routed> {
         private final int inputPartitions;
+        private final IngestStats stats;
         private ProcessorContext<String, Routed> ctx;
 
-        Splitter(int inputPartitions) {
+        Splitter(int inputPartitions, IngestStats stats) {
             this.inputPartitions = inputPartitions;
+            this.stats = stats;
         }
 
         @Override
@@ -147,21 +150,27 @@ public final class IngestTopology {
         private void dead(Record<byte[], byte[]> record, Rejection r, byte[] payload) {
             String origin = ctx.recordMetadata().map(m -> m.topic() + "-" + m.partition() + "@" + m.offset()).orElse(null);
             byte[] dl = io.stepline.schemas.Serdes.DEAD_LETTER.encode(DeadLetters.of(Topics.OTLP_SPANS.topicName(), origin, null, r, payload));
+            stats.deadLetter(r.code(), null);
             ctx.forward(record.withKey("").withValue(Routed.of(Routed.Kind.DEAD_LETTER, dl)));
         }
     }
 
-    /** Runs the {@link StepAssembler} on a changelogged store; a wall-clock punctuator expires waiting state. */
+    /**
+     * Runs the {@link StepAssembler} on a changelogged store; a wall-clock punctuator expires waiting
+     * state. Both take Kafka Streams' wall-clock time, the one clock a test driver can advance.
+     */
     static final class Assembler implements Processor<String, Routed, String, Routed> {
         private final StepAssembler assembler;
+        private final IngestStats stats;
         private ProcessorContext<String, Routed> ctx;
         private KeyValueStore<String, byte[]> store;
         private StepAssembler.State state;
         private StepAssembler.Output output;
         private long timestamp;
 
-        Assembler(long windowMs) {
-            this.assembler = new StepAssembler(windowMs);
+        Assembler(long windowMs, long successorWaitMs, IngestStats stats) {
+            this.assembler = new StepAssembler(windowMs, successorWaitMs);
+            this.stats = stats;
         }
 
         @Override
@@ -199,19 +208,22 @@ public final class IngestTopology {
             this.output = new StepAssembler.Output() {
                 @Override
                 public void step(StepRecord s) {
+                    stats.step(s);
                     ctx.forward(new Record<>(s.getInstanceId(), Routed.of(Routed.Kind.STEP, io.stepline.schemas.Serdes.STEP.encode(s)), ts()));
                 }
 
                 @Override
                 public void request(RequestEvent e) {
+                    stats.request(e);
                     ctx.forward(new Record<>(e.getInstanceId(), Routed.of(Routed.Kind.REQUEST, io.stepline.schemas.Serdes.REQUEST.encode(e)), ts()));
                 }
 
                 @Override
-                public void reject(Rejection why, byte[] payload) {
+                public void reject(Rejection why, byte[] payload, String instanceId) {
                     String origin = ctx.recordMetadata().map(m -> m.topic() + "-" + m.partition() + "@" + m.offset()).orElse(null);
-                    byte[] dl = io.stepline.schemas.Serdes.DEAD_LETTER.encode(DeadLetters.of(Topics.OTLP_SPANS.topicName(), origin, null, why, payload));
-                    ctx.forward(new Record<>("", Routed.of(Routed.Kind.DEAD_LETTER, dl), ts()));
+                    io.stepline.events.DeadLetter d = DeadLetters.of(Topics.OTLP_SPANS.topicName(), origin, null, why, payload, instanceId);
+                    stats.deadLetter(why.code(), instanceId);
+                    ctx.forward(new Record<>(DeadLetters.key(d), Routed.of(Routed.Kind.DEAD_LETTER, io.stepline.schemas.Serdes.DEAD_LETTER.encode(d)), ts()));
                 }
             };
             context.schedule(Duration.ofMillis(PUNCTUATE_MS), PunctuationType.WALL_CLOCK_TIME,
@@ -219,7 +231,7 @@ public final class IngestTopology {
         }
 
         private long ts() {
-            return timestamp > 0 ? timestamp : System.currentTimeMillis();
+            return timestamp > 0 ? timestamp : ctx.currentSystemTimeMs();
         }
 
         @Override
@@ -234,7 +246,7 @@ public final class IngestTopology {
                     return;
                 }
             }
-            assembler.accept(fragment, System.currentTimeMillis(), state, output);
+            assembler.accept(fragment, ctx.currentSystemTimeMs(), state, output);
         }
     }
 }
