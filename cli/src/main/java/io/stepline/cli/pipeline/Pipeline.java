@@ -36,8 +36,16 @@ import io.stepline.schemas.Topics;
  */
 public final class Pipeline implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Pipeline.class);
-    /** Longer than ingest's reorder window, so late-emitted steps are part of "done". */
+    /** Longer than ingest's reorder window and replay successor wait, so late-emitted steps are part of "done". */
     static final Duration SETTLE = Duration.ofMillis(2500);
+    /** Ingest's reorder window here: a replay delivers a step's phase spans within moments of it. */
+    static final long REORDER_WINDOW_MS = 1000;
+    /**
+     * How long a replayed form B summary waits for the next step: a file delivers each instance's
+     * rotated spans back to back (in either order), so only processing time separates a span's
+     * last step from the next span's first; live, ingest's default covers a whole rotation.
+     */
+    static final long REPLAY_FORM_B_SUCCESSOR_WAIT_MS = 2000;
     /**
      * How long a kernel batch may wait for its step's verdict when files or the simulator are
      * replayed faster than real time: kernel batches go straight to the detector while their steps
@@ -54,8 +62,12 @@ public final class Pipeline implements AutoCloseable {
     public Pipeline(String bootstrap, Path stateDir, Path reportDir, String model, String runId, String outputPrefix, boolean live) {
         this.bootstrap = bootstrap;
         this.outputPrefix = outputPrefix;
-        this.ingest = new IngestService(IngestConfig.builder().applicationId("stepline-ingest" + runId).stateDir(stateDir.resolve("ingest"))
-                .reorderWindowMs(1000).build());
+        IngestConfig.Builder ingestConfig = IngestConfig.builder().applicationId("stepline-ingest" + runId).stateDir(stateDir.resolve("ingest"))
+                .reorderWindowMs(REORDER_WINDOW_MS);
+        if (!live) {
+            ingestConfig.formBSuccessorWaitMs(REPLAY_FORM_B_SUCCESSOR_WAIT_MS);
+        }
+        this.ingest = new IngestService(ingestConfig.build());
         this.detector = new DetectorService(DetectorConfig.builder().applicationId("stepline-roofline" + runId).model(model)
                 .pendingLimits(live ? DetectorConfig.DEFAULT_PENDING_MAX_AGE_MS : REPLAY_PENDING_MAX_AGE_MS, DetectorConfig.DEFAULT_PENDING_MAX_BYTES)
                 .stateDir(stateDir.resolve("detector")).outputPrefix(outputPrefix).build());

@@ -81,6 +81,7 @@ public final class IngestStats {
     private final LongAdder steps = new LongAdder();
     private final LongAdder withoutLatency = new LongAdder();
     private final LongAdder requests = new LongAdder();
+    private final LongAdder kernelBatches = new LongAdder();
     private final ConcurrentMap<String, LongAdder> degraded = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, LongAdder> deadLettered = new ConcurrentHashMap<>();
     private final ConcurrentMap<String, InstanceCounts> instances = new ConcurrentHashMap<>();
@@ -133,6 +134,11 @@ public final class IngestStats {
     public void request(RequestEvent e) {
         requests.increment();
         instance(e.getInstanceId()).requests.increment();
+    }
+
+    /** Kernel batches accepted (from kernel files): part of what the dead letters are a share of. */
+    public void kernelBatches(long accepted) {
+        kernelBatches.add(accepted);
     }
 
     /** A dead letter with its reason code; {@code instanceId} null when the input named no instance. */
@@ -233,9 +239,13 @@ public final class IngestStats {
         return deadLettered.values().stream().mapToLong(LongAdder::sum).sum();
     }
 
-    /** Step records, request events and dead letters: everything ingest turned its input into. */
+    public long kernelBatches() {
+        return kernelBatches.sum();
+    }
+
+    /** Step records, request events, kernel batches and dead letters: everything ingest turned its input into. */
     public long outcomes() {
-        return steps() + requests() + deadLetteredTotal();
+        return steps() + requests() + kernelBatches() + deadLetteredTotal();
     }
 
     /** Counts per instance, sorted by instance id. */

@@ -8,6 +8,8 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.zip.GZIPInputStream;
@@ -20,8 +22,11 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
+import io.stepline.events.DeadLetter;
 import io.stepline.events.KernelBatch;
+import io.stepline.ingest.accounting.IngestStats;
 import io.stepline.ingest.kernels.KernelBatchValidator;
+import io.stepline.ingest.otlp.ExportCheck;
 import io.stepline.ingest.otlp.InstanceMessages;
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.validation.DeadLetters;
@@ -49,6 +54,10 @@ public final class FileIngestor implements AutoCloseable {
     }
 
     private final KafkaProducer<String, byte[]> producer;
+    // accounting: what the stateless step checks (ExportCheck) passed and refused, over every file
+    private final IngestStats checked = IngestStats.forSummary();
+    /** Parts of the input now being sent that the checks refused: dead-lettered by take() with the input's file:N. */
+    private final List<ExportCheck.Refused> refusedInInput = new ArrayList<>();
     private final AtomicReference<Exception> failure = new AtomicReference<>();
     private final Callback onError = (md, e) -> {
         if (e != null) {
@@ -111,7 +120,7 @@ public final class FileIngestor implements AutoCloseable {
                 frame = frames.next();
             } catch (OtlpProtoFrames.BrokenFrameException e) {
                 // nothing after a broken size can be trusted: dead-letter what is left and stop
-                dead(file, ++n, "application/x-protobuf", new Rejection(Rejection.MALFORMED_PROTOBUF, e.getMessage()), e.bytes());
+                dead(file, ++n, "application/x-protobuf", new Rejection(Rejection.MALFORMED_PROTOBUF, e.getMessage()), e.bytes(), null);
                 bad++;
                 break;
             }
@@ -130,10 +139,21 @@ public final class FileIngestor implements AutoCloseable {
     }
 
     private void send(TracesData td) {
+        ExportCheck.Result r = ExportCheck.check(td, checked);
+        refusedInInput.addAll(r.refused());
         // keyed by instance: each instance's lines stay in order in its partition
-        for (ProducerRecord<String, byte[]> rec : InstanceMessages.of(td)) {
+        for (ProducerRecord<String, byte[]> rec : InstanceMessages.of(r.keep())) {
             producer.send(rec, onError);
         }
+    }
+
+    /**
+     * Step records that passed the stateless checks (with their degraded reasons) and the dead
+     * letters written, by reason, over every trace file ingested so far. Ordering, duplicates and
+     * form B latencies are decided later by the ingest stage.
+     */
+    public IngestStats checked() {
+        return checked;
     }
 
     private Counts done(String unit, long n, long ok, long bad) {
@@ -186,16 +206,21 @@ public final class FileIngestor implements AutoCloseable {
             accept.run();
             ok = true;
         } catch (Rejection e) {
-            dead(file, n, contentType, e, original.get());
+            dead(file, n, contentType, e, original.get(), null);
             ok = false;
         }
+        for (ExportCheck.Refused r : refusedInInput) {
+            dead(file, n, contentType, r.why(), r.payload(), r.instanceId());
+        }
+        refusedInInput.clear();
         check();
         return ok;
     }
 
-    private void dead(Path file, long n, String contentType, Rejection why, byte[] content) {
-        producer.send(new ProducerRecord<>(Topics.DLQ.topicName(), "", Serdes.DEAD_LETTER.encode(
-                DeadLetters.of("file", file + ":" + n, contentType, why, content))), onError);
+    private void dead(Path file, long n, String contentType, Rejection why, byte[] content, String instanceId) {
+        DeadLetter d = DeadLetters.of("file", file + ":" + n, contentType, why, content, instanceId);
+        checked.deadLetter(why.code(), instanceId);
+        producer.send(new ProducerRecord<>(Topics.DLQ.topicName(), DeadLetters.key(d), Serdes.DEAD_LETTER.encode(d)), onError);
     }
 
     private static InputStream open(Path file) throws IOException {

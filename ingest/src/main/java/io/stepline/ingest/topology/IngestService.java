@@ -29,6 +29,7 @@ public final class IngestService implements AutoCloseable {
     public IngestService start(String bootstrapServers) {
         int partitions = inputPartitions(bootstrapServers);
         app = new StreamsApp(IngestTopology.build(config, partitions), config.streamsProperties(bootstrapServers)).start();
+        io.stepline.kafka.ConnectHooks.statsStarted(config.stats()); // /metrics binds it where the command serves metrics
         log.info("ingest running: otlp_spans -> stepline.steps, stepline.requests (application {})", config.applicationId());
         return this;
     }
@@ -47,6 +48,11 @@ public final class IngestService implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while describing " + topic, e);
         }
+    }
+
+    /** What the topology emitted so far: steps, degraded reasons, dead letters, producer warnings. */
+    public io.stepline.ingest.accounting.IngestStats stats() {
+        return config.stats();
     }
 
     /** Consumer group of the application (for lag and completion checks). */

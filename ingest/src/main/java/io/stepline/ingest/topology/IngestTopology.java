@@ -56,6 +56,8 @@ import io.stepline.schemas.Topics;
 public final class IngestTopology {
     public static final String ASSEMBLER_STORE = "ingest-assembler-state";
     static final long PUNCTUATE_MS = 250;
+    /** The most of one gap between observations of the clock that counts toward a wait ({@link RunningClock}). */
+    static final long MAX_COUNTED_GAP_MS = 4 * PUNCTUATE_MS;
 
     private IngestTopology() {}
 
@@ -157,7 +159,8 @@ public final class IngestTopology {
 
     /**
      * Runs the {@link StepAssembler} on a changelogged store; a wall-clock punctuator expires waiting
-     * state. Both take Kafka Streams' wall-clock time, the one clock a test driver can advance.
+     * state. Both read one {@link RunningClock} over Kafka Streams' wall-clock time, which a test
+     * driver advances (in steps of at most {@link #MAX_COUNTED_GAP_MS}, as a running thread would).
      */
     static final class Assembler implements Processor<String, Routed, String, Routed> {
         private final StepAssembler assembler;
@@ -166,6 +169,7 @@ public final class IngestTopology {
         private KeyValueStore<String, byte[]> store;
         private StepAssembler.State state;
         private StepAssembler.Output output;
+        private RunningClock clock;
         private long timestamp;
 
         Assembler(long windowMs, long successorWaitMs, IngestStats stats) {
@@ -176,6 +180,7 @@ public final class IngestTopology {
         @Override
         public void init(ProcessorContext<String, Routed> context) {
             this.ctx = context;
+            this.clock = new RunningClock(context.currentSystemTimeMs(), MAX_COUNTED_GAP_MS);
             this.store = context.getStateStore(ASSEMBLER_STORE);
             this.state = new StepAssembler.State() {
                 @Override
@@ -227,7 +232,7 @@ public final class IngestTopology {
                 }
             };
             context.schedule(Duration.ofMillis(PUNCTUATE_MS), PunctuationType.WALL_CLOCK_TIME,
-                    now -> assembler.expire(now, state, output));
+                    now -> assembler.expire(clock.at(now), state, output));
         }
 
         private long ts() {
@@ -246,7 +251,7 @@ public final class IngestTopology {
                     return;
                 }
             }
-            assembler.accept(fragment, ctx.currentSystemTimeMs(), state, output);
+            assembler.accept(fragment, clock.at(ctx.currentSystemTimeMs()), state, output);
         }
     }
 }
