@@ -168,9 +168,13 @@ public final class IngestStats {
                 || warnings.containsKey(key(inst, ProducerWarning.Kind.SAMPLED_STEP_TRACING))) {
             return;
         }
-        warn(new ProducerWarning(inst, ProducerWarning.Kind.SAMPLED_STEP_TRACING, String.format(Locale.ROOT,
+        warn(sampled(inst, c));
+    }
+
+    private static ProducerWarning sampled(String inst, InstanceCounts c) {
+        return new ProducerWarning(inst, ProducerWarning.Kind.SAMPLED_STEP_TRACING, String.format(Locale.ROOT,
                 "%,d of %,d form B steps have no latency because the next step was not traced (sampled step tracing)",
-                c.noSuccessor.sum(), n)));
+                c.noSuccessor.sum(), c.steps.sum()));
     }
 
     private void warn(ProducerWarning w) {
@@ -253,9 +257,12 @@ public final class IngestStats {
         return Collections.unmodifiableMap(new TreeMap<>(instances));
     }
 
-    /** Warnings raised so far, by instance then kind. */
+    /** Warnings raised so far, by instance then kind, with today's counts (the log has those of the moment each was raised). */
     public List<ProducerWarning> warnings() {
-        List<ProducerWarning> out = new ArrayList<>(warnings.values());
+        List<ProducerWarning> out = new ArrayList<>();
+        for (ProducerWarning w : warnings.values()) {
+            out.add(w.kind() == ProducerWarning.Kind.SAMPLED_STEP_TRACING ? sampled(w.instance(), instances.get(w.instance())) : w);
+        }
         out.sort((a, b) -> {
             int c = a.instance().compareTo(b.instance());
             return c != 0 ? c : a.kind().compareTo(b.kind());
