@@ -42,7 +42,10 @@ import io.stepline.schemas.otlp.OtlpProtoFrames;
  * ({@code format: json}, one TracesData a line) or size-prefixed protobuf ({@code format: proto}),
  * {@code .gz} accepted for both; and kernel JSON lines onto {@code stepline.kernels} after
  * validation. A bad line or frame goes to the dead-letter topic with {@code file:N} as origin
- * (line or frame number); the rest of the file still goes in.
+ * (line or frame number); the rest of the file still goes in. Traces pass ingest's stateless
+ * checks first ({@link ExportCheck}, as the receivers do): a resource without identity or a step
+ * that breaks the input contract is dead-lettered under its instance with the same origin, and
+ * {@link #checked()} counts what passed.
  */
 public final class FileIngestor implements AutoCloseable {
     /** What a file contributed: {@code read} lines or frames ({@code unit}), of which some were accepted and some rejected. */
