@@ -185,6 +185,26 @@ class ProducerShapesTest {
     }
 
     @Test
+    void theEndOfAReplayedInputEmitsWhatWaitsWithoutWaiting() {
+        send(ForkShapes.resource("fork-4"), "vllm.scheduler.step", ForkShapes.rotated(1, 1, 100, id -> true));
+        List<Span> formA = Otlp.formAStep(7, 1, Otlp.T0, 9_000_000);
+        in.pipeInput(null, Otlp.traces(Otlp.resource("form-a", "mixed", 1), "s", formA.subList(0, 4)).toByteArray());
+        assertThat(steps()).hasSize(99);
+        run(driver, Duration.ofMillis(250));
+        assertThat(steps.isEmpty()).as("step 100 waits for the next span, step 7 for its phases").isTrue();
+        cfg.endOfInput().signal();
+        run(driver, Duration.ofMillis(250));
+        List<StepRecord> out = steps();
+        assertThat(out).extracting(StepRecord::getStepId).containsExactlyInAnyOrder(100L, 7L);
+        assertThat(out.stream().filter(r -> r.getStepId() == 100).findFirst().orElseThrow().getDegraded()).containsExactly(StepMapper.NO_SUCCESSOR);
+        assertThat(out.stream().filter(r -> r.getStepId() == 7).findFirst().orElseThrow().getPhases()).hasSize(3);
+        // the signal is acted on once: what arrives after it waits as usual
+        send(ForkShapes.resource("fork-4"), "vllm.scheduler.step", ForkShapes.rotated(3, 201, 300, id -> true));
+        run(driver, Duration.ofSeconds(5));
+        assertThat(steps()).hasSize(99);
+    }
+
+    @Test
     void forkSampledStepsGetALatencyOnlyWhereTheNextStepWasTracedAndTheInstanceIsWarnedAbout() {
         // sampled step tracing, as a fixed pattern: even ids and ids ending in 1 are traced (60%), so
         // two thirds of the traced steps have an untraced successor

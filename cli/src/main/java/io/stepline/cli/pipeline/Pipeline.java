@@ -36,16 +36,13 @@ import io.stepline.schemas.Topics;
  */
 public final class Pipeline implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Pipeline.class);
-    /** Longer than ingest's reorder window and replay successor wait, so late-emitted steps are part of "done". */
+    /** Longer than ingest's reorder window, so late-emitted steps are part of "done". */
     static final Duration SETTLE = Duration.ofMillis(2500);
-    /** Ingest's reorder window here: a replay delivers a step's phase spans within moments of it. */
-    static final long REORDER_WINDOW_MS = 1000;
     /**
-     * How long a replayed form B summary waits for the next step: a file delivers each instance's
-     * rotated spans back to back (in either order), so only processing time separates a span's
-     * last step from the next span's first; live, ingest's default covers a whole rotation.
+     * How long ingest's input must stay consumed before {@link IngestService#endOfInput()}: its
+     * repartitioned records are committed with the input offsets, so a short check suffices.
      */
-    static final long REPLAY_FORM_B_SUCCESSOR_WAIT_MS = 2000;
+    static final Duration INPUT_SETTLE = Duration.ofMillis(500);
     /**
      * How long a kernel batch may wait for its step's verdict when files or the simulator are
      * replayed faster than real time: kernel batches go straight to the detector while their steps
@@ -62,12 +59,8 @@ public final class Pipeline implements AutoCloseable {
     public Pipeline(String bootstrap, Path stateDir, Path reportDir, String model, String runId, String outputPrefix, boolean live) {
         this.bootstrap = bootstrap;
         this.outputPrefix = outputPrefix;
-        IngestConfig.Builder ingestConfig = IngestConfig.builder().applicationId("stepline-ingest" + runId).stateDir(stateDir.resolve("ingest"))
-                .reorderWindowMs(REORDER_WINDOW_MS);
-        if (!live) {
-            ingestConfig.formBSuccessorWaitMs(REPLAY_FORM_B_SUCCESSOR_WAIT_MS);
-        }
-        this.ingest = new IngestService(ingestConfig.build());
+        this.ingest = new IngestService(IngestConfig.builder().applicationId("stepline-ingest" + runId).stateDir(stateDir.resolve("ingest"))
+                .reorderWindowMs(1000).build());
         this.detector = new DetectorService(DetectorConfig.builder().applicationId("stepline-roofline" + runId).model(model)
                 .pendingLimits(live ? DetectorConfig.DEFAULT_PENDING_MAX_AGE_MS : REPLAY_PENDING_MAX_AGE_MS, DetectorConfig.DEFAULT_PENDING_MAX_BYTES)
                 .stateDir(stateDir.resolve("detector")).outputPrefix(outputPrefix).build());
@@ -100,18 +93,26 @@ public final class Pipeline implements AutoCloseable {
         return (!withIngest || ingest.isHealthy()) && detector.isHealthy() && reports.isHealthy();
     }
 
-    /** Waits until every stage has consumed all its input, then closes the open incidents. */
+    /**
+     * Waits until every stage has consumed all its input (ingest first: then its input has ended,
+     * and what it holds for later input is emitted), then closes the open incidents.
+     */
     public void finish(boolean withIngest, Duration timeout) throws TimeoutException, InterruptedException {
         List<Quiescence.Stage> stages = new ArrayList<>();
+        Quiescence.Stage ingestStage = new Quiescence.Stage(ingest.applicationId(), List.of(Topics.OTLP_SPANS.topicName(),
+                ingest.applicationId() + "-by-instance-repartition"));
         if (withIngest) {
-            stages.add(new Quiescence.Stage(ingest.applicationId(), List.of(Topics.OTLP_SPANS.topicName(),
-                    ingest.applicationId() + "-by-instance-repartition")));
+            stages.add(ingestStage);
         }
         stages.add(new Quiescence.Stage(detector.applicationId(), List.of(Topics.STEPS.topicName(), Topics.KERNELS.topicName())));
         stages.add(new Quiescence.Stage(reports.groupId(), reports.inputTopics()));
         Properties p = new Properties();
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         try (Admin admin = Admin.create(p)) {
+            if (withIngest) {
+                new Quiescence(admin).await(List.of(ingestStage), timeout, INPUT_SETTLE, () -> healthy(true));
+                ingest.endOfInput();
+            }
             new Quiescence(admin).await(stages, timeout, SETTLE, () -> healthy(withIngest));
         }
         reports.flush(Duration.ofSeconds(60));

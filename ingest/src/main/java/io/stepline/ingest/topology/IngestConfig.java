@@ -19,7 +19,8 @@ public final class IngestConfig {
      * up to 5 s (OTEL_BSP_SCHEDULE_DELAY) and the Collector batches too. 90 s covers that with room
      * for an exporter retry. Only one summary per instance waits (spans say which window they
      * cover, so a gap inside a span is decided at once), so the wait costs no memory to speak of;
-     * it delays only a step whose successor never comes (the engine stopped).
+     * it delays only a step whose successor never comes (the engine stopped). A replay ends its
+     * waits with {@link EndOfInput} instead.
      */
     public static final long DEFAULT_FORM_B_SUCCESSOR_WAIT_MS = 90_000;
 
@@ -27,6 +28,7 @@ public final class IngestConfig {
     private final long reorderWindowMs;
     private final long formBSuccessorWaitMs;
     private final IngestStats stats = new IngestStats();
+    private final EndOfInput endOfInput = new EndOfInput();
     private final Path stateDir;
     private final long commitIntervalMs;
     private final int threads;
@@ -54,6 +56,11 @@ public final class IngestConfig {
 
     public long formBSuccessorWaitMs() {
         return formBSuccessorWaitMs;
+    }
+
+    /** The signal that a replay's input is all consumed ({@link EndOfInput}). */
+    public EndOfInput endOfInput() {
+        return endOfInput;
     }
 
     /** What this application's topology emitted: steps, degraded reasons, dead letters, producer warnings. */

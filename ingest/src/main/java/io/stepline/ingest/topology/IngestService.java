@@ -55,6 +55,11 @@ public final class IngestService implements AutoCloseable {
         return config.stats();
     }
 
+    /** No more input will come (a replay consumed all of it): what waits for later input is emitted now. */
+    public void endOfInput() {
+        config.endOfInput().signal();
+    }
+
     /** Consumer group of the application (for lag and completion checks). */
     public String applicationId() {
         return config.applicationId();

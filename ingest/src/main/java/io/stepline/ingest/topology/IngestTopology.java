@@ -88,7 +88,7 @@ public final class IngestTopology {
                 .mapValues(v -> Routed.of(Routed.Kind.REMOTE_FRAGMENT, v), Named.as("rekeyed-wrap"));
 
         KStream<String, Routed> assembled = byKind.get("split-local").merge(rekeyed, Named.as("fragments"))
-                .process(() -> new Assembler(cfg.reorderWindowMs(), cfg.formBSuccessorWaitMs(), cfg.stats()), Named.as("step-assembler"), ASSEMBLER_STORE);
+                .process(() -> new Assembler(cfg), Named.as("step-assembler"), ASSEMBLER_STORE);
         Map<String, KStream<String, Routed>> out = assembled.split(Named.as("out-"))
                 .branch((k, v) -> v.is(Routed.Kind.STEP), Branched.as("steps"))
                 .branch((k, v) -> v.is(Routed.Kind.REQUEST), Branched.as("requests"))
@@ -161,10 +161,13 @@ public final class IngestTopology {
      * Runs the {@link StepAssembler} on a changelogged store; a wall-clock punctuator expires waiting
      * state. Both read one {@link RunningClock} over Kafka Streams' wall-clock time, which a test
      * driver advances (in steps of at most {@link #MAX_COUNTED_GAP_MS}, as a running thread would).
+     * After an {@link EndOfInput} signal the punctuator expires everything that waits.
      */
     static final class Assembler implements Processor<String, Routed, String, Routed> {
         private final StepAssembler assembler;
         private final IngestStats stats;
+        private final EndOfInput endOfInput;
+        private long endsSeen;
         private ProcessorContext<String, Routed> ctx;
         private KeyValueStore<String, byte[]> store;
         private StepAssembler.State state;
@@ -172,9 +175,10 @@ public final class IngestTopology {
         private RunningClock clock;
         private long timestamp;
 
-        Assembler(long windowMs, long successorWaitMs, IngestStats stats) {
-            this.assembler = new StepAssembler(windowMs, successorWaitMs);
-            this.stats = stats;
+        Assembler(IngestConfig cfg) {
+            this.assembler = new StepAssembler(cfg.reorderWindowMs(), cfg.formBSuccessorWaitMs());
+            this.stats = cfg.stats();
+            this.endOfInput = cfg.endOfInput();
         }
 
         @Override
@@ -232,7 +236,13 @@ public final class IngestTopology {
                 }
             };
             context.schedule(Duration.ofMillis(PUNCTUATE_MS), PunctuationType.WALL_CLOCK_TIME,
-                    now -> assembler.expire(clock.at(now), state, output));
+                    now -> {
+                        long ends = endOfInput.signals();
+                        // at the end of the input nothing more can arrive: what waits for it goes now
+                        long at = ends != endsSeen ? Long.MAX_VALUE : clock.at(now);
+                        endsSeen = ends;
+                        assembler.expire(at, state, output);
+                    });
         }
 
         private long ts() {

@@ -461,6 +461,8 @@ public final class StepAssembler {
      * never came.
      */
     public void expire(long nowMs, State state, Output out) {
+        // steps leave in step order, not in the order of their keys (span ids): the detector reads them in this order
+        List<StepRecord> due = new ArrayList<>();
         for (Map.Entry<String, byte[]> e : state.withPrefix("p|")) {
             if (nowMs - arrival(e.getValue()) >= windowMs) {
                 state.delete(e.getKey());
@@ -468,12 +470,16 @@ public final class StepAssembler {
                 InstanceIdentity id = null;
                 try {
                     id = InstanceIdentity.of(held.getResource());
-                    emitHeld(held, id, out);
+                    List<FragmentSpan> spans = FragmentSpan.of(held.getScopeSpans(0).getSpansList());
+                    due.add(StepMapper.formA(spans.get(0), spans.subList(1, spans.size()), id));
                 } catch (Rejection r) {
                     out.reject(r, held.toByteArray(), id == null ? null : id.instanceId());
                 }
             }
         }
+        due.sort((x, y) -> x.getInstanceId().equals(y.getInstanceId())
+                ? Long.compare(x.getStepId(), y.getStepId()) : x.getInstanceId().compareTo(y.getInstanceId()));
+        due.forEach(out::step);
         for (Map.Entry<String, byte[]> e : state.withPrefix("o|")) {
             if (nowMs - arrival(e.getValue()) >= windowMs) {
                 state.delete(e.getKey());
