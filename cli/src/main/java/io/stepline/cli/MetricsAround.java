@@ -68,13 +68,21 @@ final class MetricsAround implements CommandLine.IExecutionStrategy {
                 m.bindTo(server.registry());
                 feeds.add(m);
             };
+            java.util.function.Consumer<Object> statsHook = stats -> {
+                // in-process stage statistics: ingest's steps, degraded reasons and producer warnings
+                if (stats instanceof io.stepline.ingest.accounting.IngestStats s) {
+                    feeds.add(new io.stepline.metrics.IngestMeters(server.registry(), s));
+                }
+            };
             ConnectHooks.add(hook);
             ConnectHooks.addStreamsHook(streamsHook);
+            ConnectHooks.addStatsHook(statsHook);
             try {
                 return delegate.execute(parseResult);
             } finally {
                 ConnectHooks.remove(hook);
                 ConnectHooks.removeStreamsHook(streamsHook);
+                ConnectHooks.removeStatsHook(statsHook);
                 for (AutoCloseable f : feeds) {
                     try {
                         f.close();

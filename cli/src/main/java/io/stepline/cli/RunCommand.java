@@ -14,8 +14,11 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
+import io.stepline.cli.pipeline.IngestAccounting;
 import io.stepline.cli.pipeline.Pipeline;
 import io.stepline.ingest.cli.KernelFileArgs;
+import io.stepline.ingest.accounting.IngestStats;
+import io.stepline.ingest.accounting.IngestSummary;
 import io.stepline.ingest.files.FileIngestor;
 import io.stepline.ingest.files.InputFormat;
 import io.stepline.ingest.logs.LogInstances;
@@ -59,6 +62,10 @@ public final class RunCommand implements Callable<Integer> {
     @Option(names = "--timeout", defaultValue = "1800", description = "Give up after this many seconds (default: ${DEFAULT-VALUE}).")
     long timeoutS;
 
+    @Option(names = "--strict", description = "Exit with code " + IngestSummary.EXIT_TOO_MANY_DEAD_LETTERS
+            + " when more than 1% of the input was dead-lettered (it is a WARN either way).")
+    boolean strict;
+
     @Override
     public Integer call() throws Exception {
         for (List<Path> files : List.of(inputs, kernels == null ? List.<Path>of() : kernels)) {
@@ -85,7 +92,8 @@ public final class RunCommand implements Callable<Integer> {
         var err = spec.commandLine().getErr();
         try (KafkaTarget target = cluster.connect();
              Pipeline pipeline = new Pipeline(target.bootstrapServers(), state, out, model, "-run-" + ProcessHandle.current().pid(), "", false).start(true)) {
-            long rejected = 0;
+            IngestAccounting accounting = IngestAccounting.mark(target.bootstrapServers());
+            long kernelBatches = 0;
             try (FileIngestor fi = new FileIngestor(target.bootstrapServers())) {
                 for (Path f : inputs) {
                     if (formats.get(f) == InputFormat.VLLM_LOG) {
@@ -93,12 +101,11 @@ public final class RunCommand implements Callable<Integer> {
                         continue;
                     }
                     FileIngestor.Counts c = fi.ingestTraces(f);
-                    rejected += c.rejected();
                     err.println(f + ": " + c.describe());
                 }
                 for (Path f : kernels == null ? List.<Path>of() : kernels) {
                     FileIngestor.Counts c = KernelFileArgs.ingest(spec.commandLine(), fi, f, kineto);
-                    rejected += c.rejected();
+                    kernelBatches += c.accepted();
                     err.println(f + ": " + c.describe());
                 }
             }
@@ -106,14 +113,18 @@ public final class RunCommand implements Callable<Integer> {
             pipeline.finish(true, Duration.ofSeconds(timeoutS));
             long anomalies = pipeline.exportAnomalies(out.resolve("anomalies.jsonl"), null);
             int incidents = pipeline.reports().reporter().reports().size();
-            spec.commandLine().getOut().printf("%,d anomalies, %,d incidents, %,d rejected input lines (see stepline.dlq); kernel retention: %s%n",
-                    anomalies, incidents, rejected, pipeline.detector().stats());
+            // counted from what the pipeline wrote, not from input lines: exact, whichever stage refused what
+            IngestStats ingested = accounting.count();
+            ingested.kernelBatches(kernelBatches);
+            boolean tooManyDead = IngestSummary.print(spec.commandLine().getOut(), ingested, true);
+            spec.commandLine().getOut().printf("%,d anomalies, %,d incidents; kernel retention: %s%n",
+                    anomalies, incidents, pipeline.detector().stats());
             spec.commandLine().getOut().println("wrote " + out.resolve("anomalies.jsonl") + ", " + out.resolve("incidents.jsonl")
                     + " and " + out.resolve("index.html"));
             if (!Files.exists(out.resolve("incidents.jsonl"))) {
                 Files.createFile(out.resolve("incidents.jsonl"));
             }
-            return 0;
+            return strict && tooManyDead ? IngestSummary.EXIT_TOO_MANY_DEAD_LETTERS : 0;
         } finally {
             deleteQuietly(state);
         }

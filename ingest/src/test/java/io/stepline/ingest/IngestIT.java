@@ -84,6 +84,130 @@ class IngestIT {
     }
 
     @Test
+    void formAWithoutTsFromTheSdkHttpExporterTakesTheSpanDurationAndNothingIsDeadLettered() {
+        SdkSteps.emit(OtlpHttpSpanExporter.builder()
+                .setEndpoint("http://127.0.0.1:" + receiver.port() + "/v1/traces").addHeader("Authorization", "Bearer s3cret").build(), "sdk-no-ts-http", false);
+        assertFormAWithoutTs("sdk-no-ts-http");
+    }
+
+    @Test
+    void formAWithoutTsFromTheSdkGrpcExporterTakesTheSpanDurationAndNothingIsDeadLettered() {
+        SdkSteps.emit(OtlpGrpcSpanExporter.builder().setEndpoint("http://127.0.0.1:" + grpcReceiver.port())
+                .addHeader("authorization", "Bearer s3cret").build(), "sdk-no-ts-grpc", false);
+        assertFormAWithoutTs("sdk-no-ts-grpc");
+    }
+
+    /** The 20 steps arrive with the span's duration as latency (3 phases of 2 ms) and no monotonic readings; no dead letter names the instance. */
+    private static void assertFormAWithoutTs(String instance) {
+        List<StepRecord> steps = new ArrayList<>();
+        for (byte[] v : read(Topics.STEPS.topicName(), 20)) {
+            StepRecord r = Serdes.STEP.decode(v);
+            if (r.getInstanceId().equals(instance)) {
+                steps.add(r);
+            }
+        }
+        assertThat(steps).hasSize(20);
+        assertThat(steps).allSatisfy(r -> {
+            assertThat(r.getLatencyNs()).isEqualTo(6_000_000L).isEqualTo(r.getEndUnixNano() - r.getStartUnixNano());
+            assertThat(r.getTsStartNs()).isNull();
+            assertThat(r.getDegraded()).isEmpty();
+            assertThat(r.getPhases()).hasSize(7);
+        });
+        List<DeadLetter> dead = new ArrayList<>();
+        for (byte[] v : SdkSteps.read(broker.bootstrapServers(), Topics.DLQ.topicName(), 0, java.time.Duration.ofSeconds(2))) {
+            DeadLetter d = Serdes.DEAD_LETTER.decode(v);
+            if (instance.equals(d.getInstanceId())) {
+                dead.add(d);
+            }
+        }
+        assertThat(dead).isEmpty();
+    }
+
+    @Test
+    void receiversAnswerPartialSuccessForStepsThatFailTheChecksAndStoreTheRest() throws Exception {
+        List<io.opentelemetry.proto.trace.v1.Span> spans = new ArrayList<>(Otlp.formAStep(1, 1, Otlp.T0, 1_000_000));
+        List<io.opentelemetry.proto.trace.v1.Span> bad = new ArrayList<>(Otlp.formAStep(2, 1, Otlp.T0 + 1_000_000, 1_000_000));
+        bad.set(0, bad.get(0).toBuilder().clearAttributes().addAllAttributes(Otlp.batchSummary(2, 1).stream()
+                .filter(kv -> !kv.getKey().equals("batch.decode_tokens")).toList()).build());
+        spans.addAll(bad);
+        TracesData td = Otlp.traces(Otlp.resource("partial-instance", "mixed", 1), "s", spans);
+        HttpClient http = HttpClient.newHttpClient();
+        URI uri = URI.create("http://127.0.0.1:" + receiver.port() + "/v1/traces");
+        HttpResponse<byte[]> proto = http.send(HttpRequest.newBuilder(uri).header("Content-Type", "application/x-protobuf")
+                .header("Authorization", "Bearer s3cret").POST(HttpRequest.BodyPublishers.ofByteArray(td.toByteArray())).build(),
+                HttpResponse.BodyHandlers.ofByteArray());
+        assertThat(proto.statusCode()).isEqualTo(200);
+        ExportTraceServiceResponse resp = ExportTraceServiceResponse.parseFrom(proto.body());
+        assertThat(resp.getPartialSuccess().getRejectedSpans()).as("the step span and its 7 phases").isEqualTo(8);
+        assertThat(resp.getPartialSuccess().getErrorMessage()).contains("MISSING_ATTRIBUTE", "batch.decode_tokens");
+
+        // the same over OTLP/JSON (steps 3 good, 4 bad) and OTLP/gRPC (5 good, 6 bad)
+        String json = io.stepline.schemas.otlp.OtlpJson.write(renumber(td, 3));
+        HttpResponse<String> jsonResp = http.send(HttpRequest.newBuilder(uri).header("Content-Type", "application/json")
+                .header("Authorization", "Bearer s3cret").POST(HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(jsonResp.statusCode()).isEqualTo(200);
+        assertThat(jsonResp.body()).contains("\"rejectedSpans\":\"8\"", "MISSING_ATTRIBUTE");
+        ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", grpcReceiver.port()).usePlaintext().build();
+        try {
+            ExportTraceServiceResponse g = ClientCalls.blockingUnaryCall(channel.newCall(RAW_EXPORT, withToken("s3cret")), renumber(td, 5).toByteArray());
+            assertThat(g.getPartialSuccess().getRejectedSpans()).isEqualTo(8);
+        } finally {
+            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+
+        List<Long> ids = new ArrayList<>();
+        for (byte[] v : read(Topics.STEPS.topicName(), 3)) {
+            StepRecord r = Serdes.STEP.decode(v);
+            if (r.getInstanceId().equals("partial-instance")) {
+                ids.add(r.getStepId());
+            }
+        }
+        assertThat(ids).containsExactly(1L, 3L, 5L);
+        List<String> dead = new ArrayList<>();
+        for (org.apache.kafka.clients.consumer.ConsumerRecord<String, byte[]> rec : readRecords(Topics.DLQ.topicName())) {
+            DeadLetter d = Serdes.DEAD_LETTER.decode(rec.value());
+            if ("partial-instance".equals(d.getInstanceId())) {
+                assertThat(rec.key()).as("dead letters are keyed by their instance").isEqualTo("partial-instance");
+                dead.add(d.getSource() + " " + d.getReasonCode());
+            }
+        }
+        assertThat(dead).containsExactlyInAnyOrder("otlp-http MISSING_ATTRIBUTE", "otlp-http MISSING_ATTRIBUTE", "otlp-grpc MISSING_ATTRIBUTE");
+    }
+
+    /** {@code td}'s two steps (ids 1 and 2) as {@code first} and {@code first + 1}. */
+    private static TracesData renumber(TracesData td, long first) {
+        TracesData.Builder b = td.toBuilder();
+        var spans = b.getResourceSpansBuilder(0).getScopeSpansBuilder(0);
+        for (int i = 0; i < spans.getSpansCount(); i++) {
+            var span = spans.getSpansBuilder(i);
+            for (int k = 0; k < span.getAttributesCount(); k++) {
+                if (span.getAttributes(k).getKey().equals("step.id")) {
+                    span.setAttributes(k, Otlp.i("step.id", span.getAttributes(k).getValue().getIntValue() + first - 1));
+                }
+            }
+        }
+        return b.build();
+    }
+
+    private static List<org.apache.kafka.clients.consumer.ConsumerRecord<String, byte[]>> readRecords(String topic) {
+        java.util.Properties p = new java.util.Properties();
+        p.put(org.apache.kafka.clients.consumer.ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
+        p.put(org.apache.kafka.clients.consumer.ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        List<org.apache.kafka.clients.consumer.ConsumerRecord<String, byte[]>> out = new ArrayList<>();
+        try (var c = new org.apache.kafka.clients.consumer.KafkaConsumer<>(p, new org.apache.kafka.common.serialization.StringDeserializer(),
+                new org.apache.kafka.common.serialization.ByteArrayDeserializer())) {
+            var parts = c.partitionsFor(topic).stream().map(pi -> new org.apache.kafka.common.TopicPartition(topic, pi.partition())).toList();
+            c.assign(parts);
+            c.seekToBeginning(parts);
+            var end = c.endOffsets(parts);
+            while (parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
+                c.poll(java.time.Duration.ofMillis(200)).forEach(out::add);
+            }
+        }
+        return out;
+    }
+
+    @Test
     void grpcReceiverAnswersWithOtlpStatusCodesAndDeadLettersWhatItRejects() throws Exception {
         ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", grpcReceiver.port()).usePlaintext().build();
         try {
@@ -115,7 +239,7 @@ class IngestIT {
         List<String> grpcDead = new ArrayList<>();
         for (byte[] v : read(Topics.DLQ.topicName(), 2)) {
             DeadLetter d = Serdes.DEAD_LETTER.decode(v);
-            if (d.getSource().equals("otlp-grpc")) {
+            if (d.getSource().equals("otlp-grpc") && d.getInstanceId() == null) { // other tests' dead letters name their instance
                 grpcDead.add(d.getReasonCode());
             }
         }

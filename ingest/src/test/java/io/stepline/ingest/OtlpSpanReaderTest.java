@@ -212,7 +212,7 @@ class OtlpSpanReaderTest {
 
     /** Every output of assembling the messages in order, then expiring what waits, and the state left. */
     private static List<String> assemble(List<byte[]> messages, java.util.function.Function<byte[], List<SpanFragment>> decode) {
-        StepAssembler assembler = new StepAssembler(1_000);
+        StepAssembler assembler = new StepAssembler(1_000, 1_000);
         List<String> out = new ArrayList<>();
         StepAssembler.State state = StepAssembler.State.inMemory();
         StepAssembler.Output output = new StepAssembler.Output() {
@@ -227,7 +227,7 @@ class OtlpSpanReaderTest {
             }
 
             @Override
-            public void reject(Rejection why, byte[] payload) {
+            public void reject(Rejection why, byte[] payload, String instanceId) {
                 out.add("reject " + why.code() + " " + why.getMessage() + " " + b64(payload));
             }
         };

@@ -30,6 +30,14 @@ final class SdkSteps {
 
     /** 20 form A steps (a step span and its 7 phase spans each) of one instance through the SDK's batch processor. */
     static void emit(SpanExporter exporter, String instance) {
+        emit(exporter, instance, true);
+    }
+
+    /**
+     * The same, with or without the monotonic {@code step.ts_*} / {@code step.duration_us} readings:
+     * a producer that has only the span bounds (the OpenTelemetry SDKs' step spans) sends none.
+     */
+    static void emit(SpanExporter exporter, String instance, boolean withTs) {
         SdkTracerProvider provider = SdkTracerProvider.builder()
                 .setResource(Resource.create(Attributes.builder().put("service.name", "vllm").put("service.instance.id", instance)
                         .put("vllm.instance.role", "mixed").put("vllm.parallel.tp_size", 1L).build()))
@@ -38,9 +46,12 @@ final class SdkSteps {
         long t = System.currentTimeMillis() * 1_000_000L;
         for (int step = 1; step <= 20; step++) {
             long start = t + step * 20_000_000L;
-            Span s = tracer.spanBuilder("EngineCore::Step").setStartTimestamp(start, TimeUnit.NANOSECONDS)
-                    .setAttribute("step.id", (long) step).setAttribute("step.ts_start_ns", 1000L * step).setAttribute("step.ts_end_ns", 1000L * step + 500)
-                    .setAttribute("step.duration_us", 0L).setAttribute("queue.running_depth", 4L).setAttribute("queue.waiting_depth", 0L)
+            io.opentelemetry.api.trace.SpanBuilder sb = tracer.spanBuilder("EngineCore::Step").setStartTimestamp(start, TimeUnit.NANOSECONDS)
+                    .setAttribute("step.id", (long) step);
+            if (withTs) {
+                sb.setAttribute("step.ts_start_ns", 1000L * step).setAttribute("step.ts_end_ns", 1000L * step + 500).setAttribute("step.duration_us", 0L);
+            }
+            Span s = sb.setAttribute("queue.running_depth", 4L).setAttribute("queue.waiting_depth", 0L)
                     .setAttribute("batch.num_prefill_reqs", 1L).setAttribute("batch.num_decode_reqs", 3L).setAttribute("batch.scheduled_tokens", 131L)
                     .setAttribute("batch.prefill_tokens", 128L).setAttribute("batch.decode_tokens", 3L).setAttribute("batch.num_finished", 0L)
                     .setAttribute("batch.num_preempted", 0L).setAttribute("kv.usage_gpu_ratio", 0.25).setAttribute("kv.blocks_total_gpu", 1000L)

@@ -12,6 +12,7 @@ import java.util.function.Consumer;
 public final class ConnectHooks {
     private static final List<Consumer<String>> HOOKS = new CopyOnWriteArrayList<>();
     private static final List<Consumer<org.apache.kafka.streams.KafkaStreams>> STREAMS = new CopyOnWriteArrayList<>();
+    private static final List<Consumer<Object>> STATS = new CopyOnWriteArrayList<>();
 
     private ConnectHooks() {}
 
@@ -35,6 +36,26 @@ public final class ConnectHooks {
     static void streamsStarted(org.apache.kafka.streams.KafkaStreams streams) {
         for (Consumer<org.apache.kafka.streams.KafkaStreams> h : STREAMS) {
             h.accept(streams);
+        }
+    }
+
+    /**
+     * Called with the in-process statistics object of every Stepline stage this process starts
+     * (ingest's {@code IngestStats}), for the metrics endpoint to bind; typed {@code Object}
+     * because this module knows none of the stages.
+     */
+    public static void addStatsHook(Consumer<Object> hook) {
+        STATS.add(hook);
+    }
+
+    public static void removeStatsHook(Consumer<Object> hook) {
+        STATS.remove(hook);
+    }
+
+    /** A stage announces its statistics object when it starts. */
+    public static void statsStarted(Object stats) {
+        for (Consumer<Object> h : STATS) {
+            h.accept(stats);
         }
     }
 

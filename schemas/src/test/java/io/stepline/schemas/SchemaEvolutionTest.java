@@ -87,6 +87,47 @@ class SchemaEvolutionTest {
         assertThat(current.getDegraded()).isEmpty();
     }
 
+    @Test
+    void deadLetterWrittenBeforeInstanceIdReadsWithANullInstance() throws IOException {
+        List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.DeadLetter.getClassSchema().getFullName());
+        assertThat(history).hasSize(1);
+        Schema v1 = history.get(0);
+        assertThat(v1.getField("instance_id")).isNull();
+        GenericRecord old = new GenericData.Record(v1);
+        old.put("source", "otlp-http");
+        old.put("reason_code", "MISSING_ATTRIBUTE");
+        old.put("reason", "no step.id");
+        old.put("received_unix_nano", 5L);
+        old.put("payload", java.nio.ByteBuffer.wrap(new byte[] {1, 2}));
+        io.stepline.events.DeadLetter current = Serdes.DEAD_LETTER.decode(new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old).array());
+        assertThat(current.getReasonCode()).isEqualTo("MISSING_ATTRIBUTE");
+        assertThat(current.getInstanceId()).isNull();
+    }
+
+    @Test
+    void requestEventWrittenBeforeApiEventsReadsWithoutInferenceTime() throws IOException {
+        List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RequestEvent.getClassSchema().getFullName());
+        assertThat(history).hasSize(1);
+        Schema v1 = history.get(0);
+        assertThat(v1.getField("inference_s")).isNull();
+        assertThat(v1.getField("kind").schema().getEnumSymbols()).doesNotContain("API_ARRIVED");
+        GenericRecord old = new GenericData.Record(v1);
+        for (Schema.Field f : v1.getFields()) {
+            if (f.hasDefaultValue()) {
+                old.put(f.name(), GenericData.get().getDefaultValue(f));
+            }
+        }
+        old.put("instance_id", "vllm-0");
+        old.put("request_id", "req-1");
+        old.put("kind", new GenericData.EnumSymbol(v1.getField("kind").schema(), "LLM_REQUEST"));
+        old.put("time_unix_nano", 7L);
+        old.put("ttft_s", 0.25);
+        io.stepline.events.RequestEvent current = Serdes.REQUEST.decode(new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old).array());
+        assertThat(current.getKind()).isEqualTo(io.stepline.events.RequestEventKind.LLM_REQUEST);
+        assertThat(current.getTtftS()).isEqualTo(0.25);
+        assertThat(current.getInferenceS()).isNull();
+    }
+
     private static long fingerprint(Schema s) {
         return org.apache.avro.SchemaNormalization.parsingFingerprint64(s);
     }

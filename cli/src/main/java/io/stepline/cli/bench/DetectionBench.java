@@ -53,7 +53,7 @@ public final class DetectionBench {
             }
 
             @Override
-            public void reject(Rejection why, byte[] payload) {
+            public void reject(Rejection why, byte[] payload, String instanceId) {
                 rejected[0]++;
             }
         };

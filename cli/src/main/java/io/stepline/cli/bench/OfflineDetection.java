@@ -53,7 +53,7 @@ public final class OfflineDetection {
             }
 
             @Override
-            public void reject(Rejection why, byte[] payload) {
+            public void reject(Rejection why, byte[] payload, String instance) {
                 System.err.println("rejected: " + why.code() + " " + why.getMessage());
             }
         };

@@ -39,6 +39,11 @@ public final class Pipeline implements AutoCloseable {
     /** Longer than ingest's reorder window, so late-emitted steps are part of "done". */
     static final Duration SETTLE = Duration.ofMillis(2500);
     /**
+     * How long ingest's input must stay consumed before {@link IngestService#endOfInput()}: its
+     * repartitioned records are committed with the input offsets, so a short check suffices.
+     */
+    static final Duration INPUT_SETTLE = Duration.ofMillis(500);
+    /**
      * How long a kernel batch may wait for its step's verdict when files or the simulator are
      * replayed faster than real time: kernel batches go straight to the detector while their steps
      * still queue in ingest, often for longer than the live default. The byte bound still applies.
@@ -88,19 +93,27 @@ public final class Pipeline implements AutoCloseable {
         return (!withIngest || ingest.isHealthy()) && detector.isHealthy() && reports.isHealthy();
     }
 
-    /** Waits until every stage has consumed all its input, then closes the open incidents. */
+    /**
+     * Waits until every stage has consumed all its input (ingest first: then its input has ended,
+     * and what it holds for later input is emitted), then closes the open incidents.
+     */
     public void finish(boolean withIngest, Duration timeout) throws TimeoutException, InterruptedException {
         List<Quiescence.Stage> stages = new ArrayList<>();
+        Quiescence.Stage ingestStage = new Quiescence.Stage(ingest.applicationId(), List.of(Topics.OTLP_SPANS.topicName(),
+                ingest.applicationId() + "-by-instance-repartition", Topics.OTLP_LOGS.topicName(),
+                ingest.applicationId() + "-logs-by-source-repartition"));
         if (withIngest) {
-            stages.add(new Quiescence.Stage(ingest.applicationId(), List.of(Topics.OTLP_SPANS.topicName(),
-                    ingest.applicationId() + "-by-instance-repartition", Topics.OTLP_LOGS.topicName(),
-                    ingest.applicationId() + "-logs-by-source-repartition")));
+            stages.add(ingestStage);
         }
         stages.add(new Quiescence.Stage(detector.applicationId(), List.of(Topics.STEPS.topicName(), Topics.KERNELS.topicName())));
         stages.add(new Quiescence.Stage(reports.groupId(), reports.inputTopics()));
         Properties p = new Properties();
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         try (Admin admin = Admin.create(p)) {
+            if (withIngest) {
+                new Quiescence(admin).await(List.of(ingestStage), timeout, INPUT_SETTLE, () -> healthy(true));
+                ingest.endOfInput();
+            }
             new Quiescence(admin).await(stages, timeout, SETTLE, () -> healthy(withIngest));
         }
         reports.flush(Duration.ofSeconds(60));

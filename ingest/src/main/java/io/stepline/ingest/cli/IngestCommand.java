@@ -15,6 +15,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
+import io.stepline.ingest.accounting.IngestSummary;
 import io.stepline.ingest.files.FileIngestor;
 import io.stepline.ingest.files.InputFormat;
 import io.stepline.ingest.grpc.OtlpGrpcReceiver;
@@ -81,6 +82,10 @@ public final class IngestCommand implements Callable<Integer> {
                     + " (default: ${DEFAULT-VALUE}).")
     long commitIntervalMs;
 
+    @Option(names = "--strict", description = "With --input: exit with code " + IngestSummary.EXIT_TOO_MANY_DEAD_LETTERS
+            + " when more than 1% of the input was dead-lettered (it is a WARN either way).")
+    boolean strict;
+
     @Option(names = "--threads", defaultValue = "1",
             description = "Kafka Streams threads (up to one per otlp_spans partition is useful; default: ${DEFAULT-VALUE}).")
     int threads;
@@ -135,10 +140,14 @@ public final class IngestCommand implements Callable<Integer> {
                     }
                     for (Path f : kernels == null ? List.<Path>of() : kernels) {
                         FileIngestor.Counts c = KernelFileArgs.ingest(spec.commandLine(), fi, f, kineto);
+                        fi.checked().kernelBatches(c.accepted());
                         spec.commandLine().getOut().println(f + ": " + c.describe());
                     }
+                    // records, not lines: what passed ingest's stateless checks; the running ingest stage decides the rest
+                    spec.commandLine().getOut().println("stateless checks (duplicates, ordering and form B latencies are decided by the ingest stage):");
+                    boolean tooManyDead = IngestSummary.print(spec.commandLine().getOut(), fi.checked(), false);
+                    return strict && tooManyDead ? IngestSummary.EXIT_TOO_MANY_DEAD_LETTERS : 0;
                 }
-                return 0;
             }
             IngestConfig.Builder cfg = IngestConfig.builder().commitIntervalMs(commitIntervalMs).threads(threads);
             if (stateDir != null) {

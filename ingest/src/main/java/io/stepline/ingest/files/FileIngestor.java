@@ -8,6 +8,8 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
@@ -21,7 +23,9 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
+import io.stepline.events.DeadLetter;
 import io.stepline.events.KernelBatch;
+import io.stepline.ingest.accounting.IngestStats;
 import io.stepline.ingest.kernels.KernelBatchValidator;
 import io.stepline.ingest.kernels.KernelFileFormat;
 import io.stepline.ingest.kernels.KinetoKernelReader;
@@ -31,6 +35,7 @@ import io.stepline.ingest.logs.LogFileReader;
 import io.stepline.ingest.logs.LogFollower;
 import io.stepline.ingest.logs.LogInstances;
 import io.stepline.ingest.logs.LogPublisher;
+import io.stepline.ingest.otlp.ExportCheck;
 import io.stepline.ingest.otlp.InstanceMessages;
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.validation.DeadLetters;
@@ -49,6 +54,9 @@ import io.stepline.schemas.otlp.OtlpProtoFrames;
  * batch goes to the dead-letter topic with {@code file:N} as origin (line or frame number, or a
  * Kineto batch's step id); the rest of the file still goes in. vLLM server logs go onto
  * {@code otlp_logs} ({@link #ingestLog}); {@link InputFormat} tells the kinds apart.
+ * Traces pass ingest's stateless checks first ({@link ExportCheck}, as the receivers do): a
+ * resource without identity or a step that breaks the input contract is dead-lettered under its
+ * instance with the same origin, and {@link #checked()} counts what passed.
  */
 public final class FileIngestor implements AutoCloseable {
     /**
@@ -69,6 +77,10 @@ public final class FileIngestor implements AutoCloseable {
     }
 
     private final KafkaProducer<String, byte[]> producer;
+    // accounting: what the stateless step checks (ExportCheck) passed and refused, over every file
+    private final IngestStats checked = IngestStats.forSummary();
+    /** Parts of the input now being sent that the checks refused: dead-lettered by take() with the input's file:N. */
+    private final List<ExportCheck.Refused> refusedInInput = new ArrayList<>();
     private final AtomicReference<Exception> failure = new AtomicReference<>();
     private final Callback onError = (md, e) -> {
         if (e != null) {
@@ -131,7 +143,7 @@ public final class FileIngestor implements AutoCloseable {
                 frame = frames.next();
             } catch (OtlpProtoFrames.BrokenFrameException e) {
                 // nothing after a broken size can be trusted: dead-letter what is left and stop
-                dead(file, ++n, "application/x-protobuf", new Rejection(Rejection.MALFORMED_PROTOBUF, e.getMessage()), e.bytes());
+                dead(file, ++n, "application/x-protobuf", new Rejection(Rejection.MALFORMED_PROTOBUF, e.getMessage()), e.bytes(), null);
                 bad++;
                 break;
             }
@@ -150,10 +162,21 @@ public final class FileIngestor implements AutoCloseable {
     }
 
     private void send(TracesData td) {
+        ExportCheck.Result r = ExportCheck.check(td, checked);
+        refusedInInput.addAll(r.refused());
         // keyed by instance: each instance's lines stay in order in its partition
-        for (ProducerRecord<String, byte[]> rec : InstanceMessages.of(td)) {
+        for (ProducerRecord<String, byte[]> rec : InstanceMessages.of(r.keep())) {
             producer.send(rec, onError);
         }
+    }
+
+    /**
+     * Step records that passed the stateless checks (with their degraded reasons) and the dead
+     * letters written, by reason, over every trace file ingested so far. Ordering, duplicates and
+     * form B latencies are decided later by the ingest stage.
+     */
+    public IngestStats checked() {
+        return checked;
     }
 
     private Counts done(String unit, long n, long ok, long bad) {
@@ -283,16 +306,21 @@ public final class FileIngestor implements AutoCloseable {
             accept.run();
             ok = true;
         } catch (Rejection e) {
-            dead(file, n, contentType, e, original.get());
+            dead(file, n, contentType, e, original.get(), null);
             ok = false;
         }
+        for (ExportCheck.Refused r : refusedInInput) {
+            dead(file, n, contentType, r.why(), r.payload(), r.instanceId());
+        }
+        refusedInInput.clear();
         check();
         return ok;
     }
 
-    private void dead(Path file, long n, String contentType, Rejection why, byte[] content) {
-        producer.send(new ProducerRecord<>(Topics.DLQ.topicName(), "", Serdes.DEAD_LETTER.encode(
-                DeadLetters.of("file", file + ":" + n, contentType, why, content))), onError);
+    private void dead(Path file, long n, String contentType, Rejection why, byte[] content, String instanceId) {
+        DeadLetter d = DeadLetters.of("file", file + ":" + n, contentType, why, content, instanceId);
+        checked.deadLetter(why.code(), instanceId);
+        producer.send(new ProducerRecord<>(Topics.DLQ.topicName(), DeadLetters.key(d), Serdes.DEAD_LETTER.encode(d)), onError);
     }
 
     private static InputStream open(Path file) throws IOException {

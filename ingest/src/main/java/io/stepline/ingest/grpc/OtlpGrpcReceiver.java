@@ -44,7 +44,7 @@ import io.stepline.ingest.validation.Rejection;
  * OTLP/gRPC trace receiver ({@code opentelemetry.proto.collector.trace.v1.TraceService/Export}),
  * with the same guarantees as the HTTP one: what it accepts is on {@code otlp_spans}, acknowledged
  * by Kafka, before it answers OK. Status codes as the OTLP specification says: OK (with partial
- * success when some resources were rejected), INVALID_ARGUMENT for a request that is not a valid
+ * success when spans failed ingest's stateless checks, {@link io.stepline.ingest.otlp.ExportCheck}), INVALID_ARGUMENT for a request that is not a valid
  * export (dead-lettered with its bytes), UNAUTHENTICATED without the bearer token,
  * RESOURCE_EXHAUSTED beyond the message size (gRPC applies the cap after decompression too, so gzip
  * bombs stop there), UNAVAILABLE when Kafka does not acknowledge (clients retry that).

@@ -36,7 +36,8 @@ import io.stepline.ingest.validation.Rejection;
  * OTLP/HTTP trace receiver ({@code POST /v1/traces}, protobuf or JSON, optionally gzip) that puts
  * what it accepts on {@code otlp_spans} and answers only after Kafka acknowledged it (acks=all),
  * so nothing it answered success for is lost. Status codes follow the OTLP specification: 200
- * (with partial success when some resources were rejected), 400 bad payload, 401 missing or
+ * (with partial success when spans failed ingest's stateless checks: no instance identity, a step
+ * that {@link io.stepline.ingest.otlp.ExportCheck} refuses), 400 bad payload, 401 missing or
  * wrong bearer token, 404/405 wrong path or method, 413 body or inflated body too large, 415
  * unsupported content type, 503 when Kafka does not acknowledge.
  */
@@ -161,7 +162,7 @@ public final class OtlpHttpReceiver implements AutoCloseable {
             accepted.incrementAndGet();
             if (json) {
                 String b = outcome.partial()
-                        ? "{\"partialSuccess\":{\"rejectedSpans\":\"" + outcome.rejectedSpans() + "\",\"errorMessage\":" + quote(outcome.firstError()) + "}}"
+                        ? "{\"partialSuccess\":{\"rejectedSpans\":\"" + outcome.rejectedSpans() + "\",\"errorMessage\":" + quote(outcome.errorMessage()) + "}}"
                         : "{}";
                 respond(ex, 200, "application/json", b.getBytes(StandardCharsets.UTF_8));
             } else {

@@ -1,5 +1,6 @@
 package io.stepline.ingest.otlp;
 
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -11,6 +12,7 @@ import io.stepline.ingest.validation.Rejection;
 
 /** Typed, validated access to an OTLP attribute list; errors name the attribute and what was wrong. */
 public final class Attributes {
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
     /**
      * The raw values of an attribute list by key: decoded OTLP objects, or values read straight
      * from the protobuf bytes ({@link StepSummaryValues}). The checks and messages are all here.
@@ -127,6 +129,53 @@ public final class Attributes {
             throw new Rejection(Rejection.MISSING_ATTRIBUTE, where + ": missing required attribute " + key);
         }
         return s;
+    }
+
+    /**
+     * A list of strings: an array of strings, a string that holds a JSON array of strings (upstream
+     * vLLM writes {@code gen_ai.response.finish_reasons} as {@code json.dumps(list)}), or one plain
+     * string; null when absent.
+     *
+     * @throws IllegalStateException for values read from bytes, which keep only the batch-summary keys
+     */
+    public List<String> optStrings(String key) {
+        if (!(values instanceof Decoded decoded)) {
+            throw new IllegalStateException(where + ": attributes read from bytes hold only the batch-summary keys");
+        }
+        AnyValue v = decoded.byKey().get(key);
+        if (v == null || !isSet(v.getValueCase())) {
+            return null;
+        }
+        List<String> out = new ArrayList<>();
+        switch (v.getValueCase()) {
+            case STRING_VALUE -> {
+                String s = v.getStringValue().strip();
+                if (!s.startsWith("[")) {
+                    out.add(s);
+                    break;
+                }
+                try {
+                    for (com.fasterxml.jackson.databind.JsonNode n : JSON.readTree(s)) {
+                        if (!n.isTextual()) {
+                            throw new Rejection(Rejection.WRONG_ATTRIBUTE_TYPE, where + ": " + key + " must hold strings, got " + n);
+                        }
+                        out.add(n.asText());
+                    }
+                } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                    throw new Rejection(Rejection.WRONG_ATTRIBUTE_TYPE, where + ": " + key + " is neither a string nor a JSON array of strings");
+                }
+            }
+            case ARRAY_VALUE -> {
+                for (AnyValue e : v.getArrayValue().getValuesList()) {
+                    if (e.getValueCase() != AnyValue.ValueCase.STRING_VALUE) {
+                        throw new Rejection(Rejection.WRONG_ATTRIBUTE_TYPE, where + ": " + key + " must be an array of strings, got " + e.getValueCase());
+                    }
+                    out.add(e.getStringValue());
+                }
+            }
+            default -> throw new Rejection(Rejection.WRONG_ATTRIBUTE_TYPE, where + ": " + key + " must be strings, got " + v.getValueCase());
+        }
+        return out;
     }
 
     /**

@@ -11,8 +11,20 @@ import io.stepline.ingest.validation.Rejection;
  * Which serving instance a resource is: {@code service.instance.id}; else {@code host.name} +
  * {@code process.pid}; else {@code service.name}. Role from {@code vllm.instance.role}, TP degree
  * from {@code vllm.parallel.tp_size} when present.
+ *
+ * <p>A vLLM started without {@code OTEL_RESOURCE_ATTRIBUTES} (the step-tracing fork's default)
+ * sends only the OpenTelemetry SDK's default {@code service.name}, {@code unknown_service} or
+ * {@code unknown_service:<process>}: it is accepted under that id, and {@link #isUnidentified}
+ * lets ingest warn that every such vLLM is one instance to Stepline.
  */
 public record InstanceIdentity(String instanceId, InstanceRole role, Integer tp) {
+    /** The service.name the OpenTelemetry SDKs fall back to (alone, or followed by ":" and the process name). */
+    public static final String SDK_DEFAULT_SERVICE = "unknown_service";
+
+    /** True for an instance id that is the SDK's default service.name, i.e. no identity at all. */
+    public static boolean isUnidentified(String instanceId) {
+        return instanceId.equals(SDK_DEFAULT_SERVICE) || instanceId.startsWith(SDK_DEFAULT_SERVICE + ":");
+    }
 
     public static InstanceIdentity of(Resource resource) {
         Attributes a = Attributes.of(resource.getAttributesList(), "resource");

@@ -8,7 +8,6 @@ import java.util.concurrent.TimeUnit;
 
 import io.opentelemetry.proto.collector.trace.v1.ExportTracePartialSuccess;
 import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse;
-import io.opentelemetry.proto.trace.v1.ResourceSpans;
 import io.opentelemetry.proto.trace.v1.TracesData;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -17,7 +16,8 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
-import io.stepline.ingest.otlp.InstanceIdentity;
+import io.stepline.events.DeadLetter;
+import io.stepline.ingest.otlp.ExportCheck;
 import io.stepline.ingest.otlp.InstanceMessages;
 import io.stepline.ingest.validation.DeadLetters;
 import io.stepline.ingest.validation.Rejection;
@@ -25,11 +25,12 @@ import io.stepline.schemas.Serdes;
 import io.stepline.schemas.Topics;
 
 /**
- * What the OTLP receivers (HTTP and gRPC) do with a decoded export: resources without a valid
- * instance identity go to the dead-letter topic and are reported back as rejected spans (OTLP
- * partial success); the rest goes to {@code otlp_spans}, one message per instance keyed by its
- * id, and {@link #store} returns only once Kafka acknowledged every message (acks=all), so nothing
- * a receiver answered success for is lost.
+ * What the OTLP receivers (HTTP and gRPC) do with a decoded export: the stateless checks of
+ * {@link ExportCheck} (instance identity, form A and form B step validation) take out what ingest
+ * would refuse, which goes to the dead-letter topic keyed by its instance and is reported back as
+ * rejected spans (OTLP partial success); the rest goes to {@code otlp_spans}, one message per
+ * instance keyed by its id, and {@link #store} returns only once Kafka acknowledged every message
+ * (acks=all), dead letters included, so nothing a receiver answered for is lost.
  */
 public final class ExportStore implements AutoCloseable {
     /** How long a receiver waits for Kafka before it answers "unavailable". */
@@ -38,10 +39,10 @@ public final class ExportStore implements AutoCloseable {
     private final KafkaProducer<String, byte[]> producer;
     private final String source;
 
-    /** Rejected spans of one export and the first reason, for the OTLP partial-success answer. */
-    public record Outcome(long rejectedSpans, String firstError) {
+    /** Rejected spans of one export and what was wrong, for the OTLP partial-success answer. */
+    public record Outcome(long rejectedSpans, String errorMessage) {
         public boolean partial() {
-            return rejectedSpans > 0;
+            return errorMessage != null;
         }
     }
 
@@ -73,51 +74,44 @@ public final class ExportStore implements AutoCloseable {
 
     /** Stores what is valid, dead-letters the rest; returns when Kafka has acknowledged it all. */
     public Outcome store(TracesData td, String origin, String contentType) throws NotStored {
-        TracesData.Builder keep = TracesData.newBuilder();
-        long rejectedSpans = 0;
-        String firstError = null;
-        for (ResourceSpans rs : td.getResourceSpansList()) {
-            try {
-                InstanceIdentity.of(rs.getResource());
-                keep.addResourceSpans(rs);
-            } catch (Rejection r) {
-                rejectedSpans += rs.getScopeSpansList().stream().mapToLong(s -> s.getSpansCount()).sum();
-                firstError = firstError == null ? r.getMessage() : firstError;
-                deadLetter(r, rs.toByteArray(), origin, contentType);
+        ExportCheck.Result checked = ExportCheck.check(td, null);
+        try {
+            List<Future<RecordMetadata>> sent = new ArrayList<>();
+            for (ExportCheck.Refused r : checked.refused()) {
+                sent.add(send(r.why(), r.payload(), origin, contentType, r.instanceId()));
             }
-        }
-        if (keep.getResourceSpansCount() > 0) {
-            try {
-                List<Future<RecordMetadata>> sent = new ArrayList<>();
-                for (ProducerRecord<String, byte[]> r : InstanceMessages.of(keep.build())) {
-                    sent.add(producer.send(r));
-                }
-                for (Future<RecordMetadata> f : sent) {
-                    f.get(ACK_TIMEOUT_S, TimeUnit.SECONDS);
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new NotStored("interrupted while storing the spans", e);
-            } catch (Exception e) {
-                throw new NotStored("could not store the spans: " + e.getMessage(), e);
+            for (ProducerRecord<String, byte[]> r : InstanceMessages.of(checked.keep())) {
+                sent.add(producer.send(r));
             }
+            for (Future<RecordMetadata> f : sent) {
+                f.get(ACK_TIMEOUT_S, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new NotStored("interrupted while storing the spans", e);
+        } catch (Exception e) {
+            throw new NotStored("could not store the spans: " + e.getMessage(), e);
         }
-        return new Outcome(rejectedSpans, firstError);
+        return new Outcome(checked.rejectedSpans(), checked.errorMessage());
     }
 
     /** The OTLP answer: empty, or partial success with the rejected span count and first reason. */
     public static ExportTraceServiceResponse response(Outcome o) {
         ExportTraceServiceResponse.Builder resp = ExportTraceServiceResponse.newBuilder();
         if (o.partial()) {
-            resp.setPartialSuccess(ExportTracePartialSuccess.newBuilder().setRejectedSpans(o.rejectedSpans()).setErrorMessage(o.firstError()));
+            resp.setPartialSuccess(ExportTracePartialSuccess.newBuilder().setRejectedSpans(o.rejectedSpans()).setErrorMessage(o.errorMessage()));
         }
         return resp.build();
     }
 
     /** A request that could not be decoded at all, kept with its reason. */
     public void deadLetter(Rejection why, byte[] payload, String origin, String contentType) {
-        producer.send(new ProducerRecord<>(Topics.DLQ.topicName(), "", Serdes.DEAD_LETTER.encode(
-                DeadLetters.of(source, origin, contentType, why, payload))));
+        send(why, payload, origin, contentType, null);
+    }
+
+    private Future<RecordMetadata> send(Rejection why, byte[] payload, String origin, String contentType, String instanceId) {
+        DeadLetter d = DeadLetters.of(source, origin, contentType, why, payload, instanceId);
+        return producer.send(new ProducerRecord<>(Topics.DLQ.topicName(), DeadLetters.key(d), Serdes.DEAD_LETTER.encode(d)));
     }
 
     @Override

@@ -4,14 +4,31 @@ import java.nio.file.Path;
 import java.util.Objects;
 import java.util.Properties;
 
+import io.stepline.ingest.accounting.IngestStats;
 
 /** Validated settings of the ingest Kafka Streams application, assembled into one {@link Properties}. */
 public final class IngestConfig {
     public static final String DEFAULT_APPLICATION_ID = "stepline-ingest";
     public static final long DEFAULT_COMMIT_INTERVAL_MS = io.stepline.kafka.StreamsApp.DEFAULT_COMMIT_INTERVAL_MS;
+    /**
+     * How long a form B summary that is the last of its span waits for its successor, the first
+     * step of the next span. The step-tracing fork closes its {@code scheduler_steps_<seq>} span
+     * every 100 steps (--step-tracing-closure-interval); at --step-tracing-sample-rate 1.0 each
+     * span's last step pairs with the next span's first, which ends a whole rotation later: 100
+     * steps at up to 0.5 s (long prefill batches) is 50 s, then the SDK's BatchSpanProcessor waits
+     * up to 5 s (OTEL_BSP_SCHEDULE_DELAY) and the Collector batches too. 90 s covers that with room
+     * for an exporter retry. Only one summary per instance waits (spans say which window they
+     * cover, so a gap inside a span is decided at once), so the wait costs no memory to speak of;
+     * it delays only a step whose successor never comes (the engine stopped). A replay ends its
+     * waits with {@link EndOfInput} instead.
+     */
+    public static final long DEFAULT_FORM_B_SUCCESSOR_WAIT_MS = 90_000;
 
     private final String applicationId;
     private final long reorderWindowMs;
+    private final long formBSuccessorWaitMs;
+    private final IngestStats stats = new IngestStats();
+    private final EndOfInput endOfInput = new EndOfInput();
     private final Path stateDir;
     private final long commitIntervalMs;
     private final int threads;
@@ -19,6 +36,7 @@ public final class IngestConfig {
     private IngestConfig(Builder b) {
         this.applicationId = b.applicationId;
         this.reorderWindowMs = b.reorderWindowMs;
+        this.formBSuccessorWaitMs = b.formBSuccessorWaitMs;
         this.stateDir = b.stateDir;
         this.commitIntervalMs = b.commitIntervalMs;
         this.threads = b.threads;
@@ -36,6 +54,20 @@ public final class IngestConfig {
         return reorderWindowMs;
     }
 
+    public long formBSuccessorWaitMs() {
+        return formBSuccessorWaitMs;
+    }
+
+    /** The signal that a replay's input is all consumed ({@link EndOfInput}). */
+    public EndOfInput endOfInput() {
+        return endOfInput;
+    }
+
+    /** What this application's topology emitted: steps, degraded reasons, dead letters, producer warnings. */
+    public IngestStats stats() {
+        return stats;
+    }
+
     public Properties streamsProperties(String bootstrapServers) {
         Properties p = io.stepline.kafka.StreamsApp.baseProperties(applicationId, bootstrapServers, stateDir, commitIntervalMs,
                 16L * 1024 * 1024);
@@ -46,6 +78,7 @@ public final class IngestConfig {
     public static final class Builder {
         private String applicationId = DEFAULT_APPLICATION_ID;
         private long reorderWindowMs = StepAssembler.DEFAULT_REORDER_WINDOW_MS;
+        private long formBSuccessorWaitMs = DEFAULT_FORM_B_SUCCESSOR_WAIT_MS;
         private Path stateDir = Path.of(System.getProperty("java.io.tmpdir"), "stepline-streams");
         private long commitIntervalMs = DEFAULT_COMMIT_INTERVAL_MS;
         private int threads = 1;
@@ -65,6 +98,15 @@ public final class IngestConfig {
                 throw new IllegalArgumentException("reorder window must be in [0, 600000] ms, got " + ms);
             }
             this.reorderWindowMs = ms;
+            return this;
+        }
+
+        /** How long a form B summary waits for the next step ({@link #DEFAULT_FORM_B_SUCCESSOR_WAIT_MS}). */
+        public Builder formBSuccessorWaitMs(long ms) {
+            if (ms < 0 || ms > 3_600_000) {
+                throw new IllegalArgumentException("form B successor wait must be in [0, 3600000] ms, got " + ms);
+            }
+            this.formBSuccessorWaitMs = ms;
             return this;
         }
 

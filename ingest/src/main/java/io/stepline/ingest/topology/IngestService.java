@@ -30,6 +30,7 @@ public final class IngestService implements AutoCloseable {
         int partitions = inputPartitions(bootstrapServers);
         int logPartitions = partitions(bootstrapServers, Topics.OTLP_LOGS.topicName());
         app = new StreamsApp(IngestTopology.build(config, partitions, logPartitions), config.streamsProperties(bootstrapServers)).start();
+        io.stepline.kafka.ConnectHooks.statsStarted(config.stats()); // /metrics binds it where the command serves metrics
         log.info("ingest running: otlp_spans, otlp_logs -> stepline.steps, stepline.requests (application {})", config.applicationId());
         return this;
     }
@@ -51,6 +52,16 @@ public final class IngestService implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while describing " + topic, e);
         }
+    }
+
+    /** What the topology emitted so far: steps, degraded reasons, dead letters, producer warnings. */
+    public io.stepline.ingest.accounting.IngestStats stats() {
+        return config.stats();
+    }
+
+    /** No more input will come (a replay consumed all of it): what waits for later input is emitted now. */
+    public void endOfInput() {
+        config.endOfInput().signal();
     }
 
     /** Consumer group of the application (for lag and completion checks). */

@@ -24,6 +24,7 @@ import org.apache.kafka.streams.state.Stores;
 import io.stepline.events.RequestEvent;
 import io.stepline.events.StepRecord;
 import io.stepline.ingest.logs.LogsTopology;
+import io.stepline.ingest.accounting.IngestStats;
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.otlp.SpanFragment;
 import io.stepline.ingest.validation.DeadLetters;
@@ -52,6 +53,8 @@ import io.stepline.schemas.Topics;
 public final class IngestTopology {
     public static final String ASSEMBLER_STORE = "ingest-assembler-state";
     static final long PUNCTUATE_MS = 250;
+    /** The most of one gap between observations of the clock that counts toward a wait ({@link RunningClock}). */
+    static final long MAX_COUNTED_GAP_MS = 4 * PUNCTUATE_MS;
 
     private IngestTopology() {}
 
@@ -78,7 +81,7 @@ public final class IngestTopology {
 
         KStream<byte[], byte[]> raw = b.stream(Topics.OTLP_SPANS.topicName(),
                 Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName("otlp-spans-source"));
-        KStream<String, Routed> split = raw.process(() -> new Splitter(inputPartitions), Named.as("otlp-split"));
+        KStream<String, Routed> split = raw.process(() -> new Splitter(inputPartitions, cfg.stats()), Named.as("otlp-split"));
         Map<String, KStream<String, Routed>> byKind = split.split(Named.as("split-"))
                 .branch((k, v) -> v.is(Routed.Kind.DEAD_LETTER), Branched.as("dlq"))
                 .branch((k, v) -> v.is(Routed.Kind.LOCAL_FRAGMENT), Branched.as("local"))
@@ -90,7 +93,7 @@ public final class IngestTopology {
                 .mapValues(v -> Routed.of(Routed.Kind.REMOTE_FRAGMENT, v), Named.as("rekeyed-wrap"));
 
         KStream<String, Routed> assembled = byKind.get("split-local").merge(rekeyed, Named.as("fragments"))
-                .process(() -> new Assembler(cfg.reorderWindowMs()), Named.as("step-assembler"), ASSEMBLER_STORE);
+                .process(() -> new Assembler(cfg), Named.as("step-assembler"), ASSEMBLER_STORE);
         Map<String, KStream<String, Routed>> out = assembled.split(Named.as("out-"))
                 .branch((k, v) -> v.is(Routed.Kind.STEP), Branched.as("steps"))
                 .branch((k, v) -> v.is(Routed.Kind.REQUEST), Branched.as("requests"))
@@ -114,10 +117,12 @@ public final class IngestTopology {
     /** Decodes a Collector message and emits one fragment per resource, keyed by instance id. */
     static final class Splitter implements Processor<byte[], byte[], String, Routed> {
         private final int inputPartitions;
+        private final IngestStats stats;
         private ProcessorContext<String, Routed> ctx;
 
-        Splitter(int inputPartitions) {
+        Splitter(int inputPartitions, IngestStats stats) {
             this.inputPartitions = inputPartitions;
+            this.stats = stats;
         }
 
         @Override
@@ -154,50 +159,72 @@ public final class IngestTopology {
         private void dead(Record<byte[], byte[]> record, Rejection r, byte[] payload) {
             String origin = ctx.recordMetadata().map(m -> m.topic() + "-" + m.partition() + "@" + m.offset()).orElse(null);
             byte[] dl = io.stepline.schemas.Serdes.DEAD_LETTER.encode(DeadLetters.of(Topics.OTLP_SPANS.topicName(), origin, null, r, payload));
+            stats.deadLetter(r.code(), null);
             ctx.forward(record.withKey("").withValue(Routed.of(Routed.Kind.DEAD_LETTER, dl)));
         }
     }
 
-    /** Runs the {@link StepAssembler} on a changelogged store; a wall-clock punctuator expires waiting state. */
+    /**
+     * Runs the {@link StepAssembler} on a changelogged store; a wall-clock punctuator expires waiting
+     * state. Both read one {@link RunningClock} over Kafka Streams' wall-clock time, which a test
+     * driver advances (in steps of at most {@link #MAX_COUNTED_GAP_MS}, as a running thread would).
+     * After an {@link EndOfInput} signal the punctuator expires everything that waits.
+     */
     static final class Assembler implements Processor<String, Routed, String, Routed> {
         private final StepAssembler assembler;
+        private final IngestStats stats;
+        private final EndOfInput endOfInput;
+        private long endsSeen;
         private ProcessorContext<String, Routed> ctx;
         private StepAssembler.State state;
         private StepAssembler.Output output;
+        private RunningClock clock;
         private long timestamp;
 
-        Assembler(long windowMs) {
-            this.assembler = new StepAssembler(windowMs);
+        Assembler(IngestConfig cfg) {
+            this.assembler = new StepAssembler(cfg.reorderWindowMs(), cfg.formBSuccessorWaitMs());
+            this.stats = cfg.stats();
+            this.endOfInput = cfg.endOfInput();
         }
 
         @Override
         public void init(ProcessorContext<String, Routed> context) {
             this.ctx = context;
+            this.clock = new RunningClock(context.currentSystemTimeMs(), MAX_COUNTED_GAP_MS);
             this.state = new StoreState(context.getStateStore(ASSEMBLER_STORE));
             this.output = new StepAssembler.Output() {
                 @Override
                 public void step(StepRecord s) {
+                    stats.step(s);
                     ctx.forward(new Record<>(s.getInstanceId(), Routed.of(Routed.Kind.STEP, io.stepline.schemas.Serdes.STEP.encode(s)), ts()));
                 }
 
                 @Override
                 public void request(RequestEvent e) {
+                    stats.request(e);
                     ctx.forward(new Record<>(e.getInstanceId(), Routed.of(Routed.Kind.REQUEST, io.stepline.schemas.Serdes.REQUEST.encode(e)), ts()));
                 }
 
                 @Override
-                public void reject(Rejection why, byte[] payload) {
+                public void reject(Rejection why, byte[] payload, String instanceId) {
                     String origin = ctx.recordMetadata().map(m -> m.topic() + "-" + m.partition() + "@" + m.offset()).orElse(null);
-                    byte[] dl = io.stepline.schemas.Serdes.DEAD_LETTER.encode(DeadLetters.of(Topics.OTLP_SPANS.topicName(), origin, null, why, payload));
-                    ctx.forward(new Record<>("", Routed.of(Routed.Kind.DEAD_LETTER, dl), ts()));
+                    io.stepline.events.DeadLetter d = DeadLetters.of(Topics.OTLP_SPANS.topicName(), origin, null, why, payload, instanceId);
+                    stats.deadLetter(why.code(), instanceId);
+                    ctx.forward(new Record<>(DeadLetters.key(d), Routed.of(Routed.Kind.DEAD_LETTER, io.stepline.schemas.Serdes.DEAD_LETTER.encode(d)), ts()));
                 }
             };
             context.schedule(Duration.ofMillis(PUNCTUATE_MS), PunctuationType.WALL_CLOCK_TIME,
-                    now -> assembler.expire(now, state, output));
+                    now -> {
+                        long ends = endOfInput.signals();
+                        // at the end of the input nothing more can arrive: what waits for it goes now
+                        long at = ends != endsSeen ? Long.MAX_VALUE : clock.at(now);
+                        endsSeen = ends;
+                        assembler.expire(at, state, output);
+                    });
         }
 
         private long ts() {
-            return timestamp > 0 ? timestamp : System.currentTimeMillis();
+            return timestamp > 0 ? timestamp : ctx.currentSystemTimeMs();
         }
 
         @Override
@@ -212,7 +239,7 @@ public final class IngestTopology {
                     return;
                 }
             }
-            assembler.accept(fragment, System.currentTimeMillis(), state, output);
+            assembler.accept(fragment, clock.at(ctx.currentSystemTimeMs()), state, output);
         }
     }
 }

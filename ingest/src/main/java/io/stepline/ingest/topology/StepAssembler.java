@@ -32,10 +32,25 @@ import io.stepline.schemas.Serdes;
  * messages, and phase spans that come before their step wait for it; form B batch summaries wait
  * for the instance's next step to learn their latency. Step ids must move forward per instance.
  * All state lives in a {@link State} so the Kafka Streams processor can back it by a changelogged
- * store.
+ * store. Time is the caller's ({@code nowMs} of {@link #accept} and {@link #expire}): one clock
+ * for what waits and for its expiry, which the topology takes from Kafka Streams (and a test
+ * driver can move).
+ *
+ * <p>Form B as the step-tracing fork of vLLM emits it: {@code step.BATCH_SUMMARY} events on spans
+ * ({@code scheduler_steps_<seq>}) that it closes every {@code --step-tracing-closure-interval}
+ * steps, so a span's events arrive together, seconds after the steps, and spans may arrive out
+ * of order; steps are sampled, so {@code step.id} has gaps. A step's latency is the interval to
+ * the start of step id + 1 and is never taken across a gap. Within one span the events are every
+ * traced step of its window, so two events of one span that are not consecutive mean the steps
+ * between were not traced: decided at once. Only a span's first and last step look outside it:
+ * the last waits (up to the successor wait, far longer than the reorder window) for the first
+ * step of the next span, which arrives about a rotation later; the first leaves its start time
+ * for a predecessor still to come. A span's {@code scheduler.step_range_start} /
+ * {@code scheduler.step_range_end} (the window the fork sampled into it) say when no such step
+ * can come: a last event before the range end, a first event after the range start.
  */
 public final class StepAssembler {
-    /** How long a step waits for its phase spans, and a form B summary for its successor. */
+    /** How long a form A step waits for its phase spans (and phase spans for their step). */
     public static final long DEFAULT_REORDER_WINDOW_MS = 2_000;
     /** Duplicate detection remembers this many recent step ids per instance. */
     static final int RECENT_STEPS = 4096;
@@ -90,16 +105,36 @@ public final class StepAssembler {
 
         void request(RequestEvent event);
 
-        void reject(Rejection why, byte[] payload);
+        /** A rejected input of a known instance ({@code instanceId} null when the input named none). */
+        void reject(Rejection why, byte[] payload, String instanceId);
+
+        /** A rejected input that named no instance. */
+        default void reject(Rejection why, byte[] payload) {
+            reject(why, payload, null);
+        }
     }
 
     private final long windowMs;
+    private final long successorWaitMs;
 
+    /** Form B summaries wait {@link IngestConfig#DEFAULT_FORM_B_SUCCESSOR_WAIT_MS} for their successor. */
     public StepAssembler(long windowMs) {
+        this(windowMs, IngestConfig.DEFAULT_FORM_B_SUCCESSOR_WAIT_MS);
+    }
+
+    /**
+     * @param windowMs        how long a form A step waits for its phase spans
+     * @param successorWaitMs how long a form B summary waits for the next step (in the next rotated span)
+     */
+    public StepAssembler(long windowMs, long successorWaitMs) {
         if (windowMs < 0) {
             throw new IllegalArgumentException("reorder window must be >= 0");
         }
+        if (successorWaitMs < 0) {
+            throw new IllegalArgumentException("form B successor wait must be >= 0");
+        }
         this.windowMs = windowMs;
+        this.successorWaitMs = successorWaitMs;
     }
 
     public void accept(ResourceSpans rs, long nowMs, State state, Output out) {
@@ -134,12 +169,19 @@ public final class StepAssembler {
                 out.request(e);
             }
             for (Rejection r : bad) {
-                out.reject(r, s.toByteArray());
+                out.reject(r, s.toByteArray(), inst);
             }
+            List<Span.Event> summaries = null;
             for (Span.Event e : s.getEventsList()) {
                 if (e.getName().equals(StepMapper.BATCH_SUMMARY)) {
-                    formB(e, id, seen, nowMs, state, out);
+                    if (summaries == null) {
+                        summaries = new ArrayList<>();
+                    }
+                    summaries.add(e);
                 }
+            }
+            if (summaries != null) {
+                formB(s, summaries, id, seen, nowMs, state, out);
             }
         }
         // the instance's waiting orphan phases, looked up once per message rather than once per step
@@ -199,7 +241,7 @@ public final class StepAssembler {
             record = StepMapper.formA(step, kids, id);
             seen.check(record.getStepId());
         } catch (Rejection r) {
-            out.reject(r, step.span().toByteArray());
+            out.reject(r, step.span().toByteArray(), inst);
             return;
         }
         if (complete(kids, id, phasesSent(inst, state))) {
@@ -212,68 +254,127 @@ public final class StepAssembler {
         }
     }
 
-    private void formB(Span.Event e, InstanceIdentity id, SeenSteps seen, long nowMs, State state, Output out) {
-        StepRecord.Builder b;
-        try {
-            b = StepMapper.formB(e, id);
-            seen.check(b.getStepId());
-        } catch (Rejection r) {
-            out.reject(r, e.toByteArray());
-            return;
-        }
-        if (b.getLatencySource() == LatencySource.EXPLICIT) {
-            out.step(b.build());
-            return;
-        }
-        // The fork closes its span every 100 steps and exports spans late and in any order, so a step's
-        // successor may come before it, in the same span, or a whole rotation later: every summary
-        // waits under its own step id until both neighbours are settled or it expires.
+    /** The form B summaries of one span: paired inside the span, its first and last step with what is held. */
+    private void formB(Span span, List<Span.Event> events, InstanceIdentity id, SeenSteps seen, long nowMs, State state, Output out) {
         String inst = id.instanceId();
-        StepRecord self = b.build();
-        long k = self.getStepId();
-        boolean selfDone = false;
-        byte[] next = state.get(summaryKey(inst, k + 1));
-        if (next != null) {
-            out.step(withSuccessor(self, Serdes.STEP.decode(body(next))));
-            selfDone = true;
+        List<StepRecord> steps = new ArrayList<>(events.size());
+        for (Span.Event e : events) {
+            StepRecord.Builder b;
+            try {
+                b = StepMapper.formB(e, id);
+                seen.check(b.getStepId());
+            } catch (Rejection r) {
+                out.reject(r, e.toByteArray(), inst);
+                continue;
+            }
+            if (b.getLatencySource() == LatencySource.EXPLICIT) {
+                out.step(b.build());
+            } else {
+                steps.add(b.build());
+            }
         }
-        String prevKey = summaryKey(inst, k - 1);
-        byte[] prev = state.get(prevKey);
-        if (prev != null && !emitted(prev)) {
-            out.step(withSuccessor(Serdes.STEP.decode(body(prev)), self));
-            state.put(prevKey, summary(arrival(prev), true, body(prev)));
+        if (steps.isEmpty()) {
+            return;
         }
-        state.put(summaryKey(inst, k), summary(nowMs, selfDone, Serdes.STEP.encode(self)));
+        steps.sort((x, y) -> Long.compare(x.getStepId(), y.getStepId()));
+        StepRange range = StepRange.of(span);
+        StepRecord first = steps.get(0);
+        String prevKey = heldKey(inst, first.getStepId() - 1);
+        byte[] predecessor = state.get(prevKey);
+        if (predecessor != null) {
+            state.delete(prevKey);
+            out.step(interval(Serdes.STEP.decode(slice(predecessor)), first.getTsStartNs(), first.getStartUnixNano()));
+        } else if (range.startsBefore(first.getStepId())) {
+            // the step before was in this span's window and not traced: no step waits for this one's start;
+            // nor was the window's first step traced, so the last step of the span before waits in vain
+            String before = heldKey(inst, range.start() - 1);
+            byte[] held = state.get(before);
+            if (held != null) {
+                state.delete(before);
+                out.step(withoutLatency(Serdes.STEP.decode(slice(held))));
+            }
+        } else {
+            // the predecessor may still come, in a span that arrives later: leave it this step's start
+            state.put(startKey(inst, first.getStepId()), withTime(nowMs, startOf(first)));
+        }
+        for (int k = 0; k + 1 < steps.size(); k++) {
+            StepRecord cur = steps.get(k);
+            StepRecord next = steps.get(k + 1);
+            // the span holds every traced step of its window: a gap inside it is a step that was not traced
+            out.step(next.getStepId() == cur.getStepId() + 1 ? interval(cur, next.getTsStartNs(), next.getStartUnixNano()) : withoutLatency(cur));
+        }
+        StepRecord last = steps.get(steps.size() - 1);
+        String nextKey = startKey(inst, last.getStepId() + 1);
+        byte[] successor = state.get(nextKey);
+        if (successor != null) {
+            state.delete(nextKey);
+            ByteBuffer b = ByteBuffer.wrap(successor, 8, successor.length - 8);
+            boolean hasTs = b.get() == 1;
+            long ts = b.getLong();
+            out.step(interval(last, hasTs ? ts : null, b.getLong()));
+        } else if (range.endsAfter(last.getStepId())) {
+            out.step(withoutLatency(last)); // the next step is in this span's window and was not traced
+        } else {
+            state.put(heldKey(inst, last.getStepId()), withTime(nowMs, Serdes.STEP.encode(last)));
+        }
     }
 
-    /** Pending form B summaries: by instance and zero-padded step id, so a prefix scan walks them in step order. */
-    static String summaryKey(String inst, long stepId) {
-        return String.format(java.util.Locale.ROOT, "b|%s|%019d", inst, stepId);
+    /** A form B summary waiting for its successor. */
+    private static String heldKey(String inst, long stepId) {
+        return "b|" + inst + "|" + stepId;
     }
 
-    /** [arrival ms][emitted flag][step record]. */
-    private static byte[] summary(long ms, boolean emitted, byte[] record) {
-        return ByteBuffer.allocate(9 + record.length).putLong(ms).put((byte) (emitted ? 1 : 0)).put(record).array();
+    /** The start of a form B step whose predecessor has not arrived yet. */
+    private static String startKey(String inst, long stepId) {
+        return "n|" + inst + "|" + stepId;
     }
 
-    private static boolean emitted(byte[] v) {
-        return v[8] != 0;
+    /** [1 if step.ts_start_ns is known][step.ts_start_ns or 0][start_unix_nano]. */
+    private static byte[] startOf(StepRecord s) {
+        ByteBuffer b = ByteBuffer.allocate(17);
+        b.put((byte) (s.getTsStartNs() == null ? 0 : 1)).putLong(s.getTsStartNs() == null ? 0 : s.getTsStartNs()).putLong(s.getStartUnixNano());
+        return b.array();
     }
 
-    private static byte[] body(byte[] v) {
-        byte[] out = new byte[v.length - 9];
-        System.arraycopy(v, 9, out, 0, out.length);
-        return out;
-    }
-
-    /** The latency of {@code prev} is the interval to the start of {@code next}, its consecutive successor. */
-    private static StepRecord withSuccessor(StepRecord prev, StepRecord next) {
+    /** {@code prev} with its latency: the interval to the next step's start. */
+    private static StepRecord interval(StepRecord prev, Long nextTsStartNs, long nextStartUnixNano) {
         // the monotonic step.ts_start_ns of both when the producer sends it; else the events' wall-clock times
-        long latency = next.getTsStartNs() != null && prev.getTsStartNs() != null
-                ? next.getTsStartNs() - prev.getTsStartNs() : next.getStartUnixNano() - prev.getStartUnixNano();
-        latency = Math.max(0, latency);
-        return StepRecord.newBuilder(prev).setLatencyNs(latency).setEndUnixNano(prev.getStartUnixNano() + latency)
+        long latency = nextTsStartNs != null && prev.getTsStartNs() != null
+                ? nextTsStartNs - prev.getTsStartNs() : nextStartUnixNano - prev.getStartUnixNano();
+        return StepRecord.newBuilder(prev).setLatencyNs(Math.max(0, latency)).setEndUnixNano(prev.getStartUnixNano() + Math.max(0, latency))
                 .setLatencySource(LatencySource.NEXT_STEP_INTERVAL).build();
+    }
+
+    /**
+     * The window of steps the step-tracing fork sampled into one span ({@code scheduler.step_range_start},
+     * {@code scheduler.step_range_end}); either end null when the span does not say.
+     */
+    record StepRange(Long start, Long end) {
+        static StepRange of(Span span) {
+            Long start = null;
+            Long end = null;
+            for (io.opentelemetry.proto.common.v1.KeyValue kv : span.getAttributesList()) {
+                if (!kv.getValue().hasIntValue()) {
+                    continue; // a producer of another shape: the range is a hint, never a reason to reject
+                }
+                if (kv.getKey().equals("scheduler.step_range_start")) {
+                    start = kv.getValue().getIntValue();
+                } else if (kv.getKey().equals("scheduler.step_range_end")) {
+                    end = kv.getValue().getIntValue();
+                }
+            }
+            return new StepRange(start, end);
+        }
+
+        /** True when the window starts before {@code first}: the steps from its start to {@code first - 1} were not traced. */
+        boolean startsBefore(long first) {
+            return start != null && start < first;
+        }
+
+        /** True when the window ends after {@code last}: step {@code last + 1} belonged to it and was not traced. */
+        boolean endsAfter(long last) {
+            return end != null && last < end;
+        }
     }
 
     /**
@@ -358,38 +459,49 @@ public final class StepAssembler {
         }
     }
 
-    /** Emits what waited longer than the window: steps without all their phases, summaries without a successor. */
+    /**
+     * Emits what waited too long: steps without all their phases and orphan phases (reorder window),
+     * form B summaries without a successor (successor wait), and forgets starts whose predecessor
+     * never came.
+     */
     public void expire(long nowMs, State state, Output out) {
-        // held steps leave in step order (their keys are span ids): the detector learns in the order steps ran
+        // steps leave in step order, not in the order of their keys (span ids): the detector reads them in this order
         List<StepRecord> due = new ArrayList<>();
         for (Map.Entry<String, byte[]> e : state.withPrefix("p|")) {
             if (nowMs - arrival(e.getValue()) >= windowMs) {
                 state.delete(e.getKey());
                 ResourceSpans held = parse(e.getValue());
+                InstanceIdentity id = null;
                 try {
-                    StepRecord step = heldStep(held, InstanceIdentity.of(held.getResource()));
-                    recordPhases(step.getInstanceId(), state, held.getScopeSpans(0).getSpansCount() - 1);
-                    due.add(step);
+                    id = InstanceIdentity.of(held.getResource());
+                    List<FragmentSpan> spans = FragmentSpan.of(held.getScopeSpans(0).getSpansList());
+                    due.add(StepMapper.formA(spans.get(0), spans.subList(1, spans.size()), id));
+                    recordPhases(id.instanceId(), state, spans.size() - 1);
                 } catch (Rejection r) {
-                    out.reject(r, held.toByteArray());
+                    out.reject(r, held.toByteArray(), id == null ? null : id.instanceId());
                 }
             }
         }
-        due.sort(java.util.Comparator.comparing(StepRecord::getInstanceId).thenComparingLong(StepRecord::getStepId));
+        due.sort((x, y) -> x.getInstanceId().equals(y.getInstanceId())
+                ? Long.compare(x.getStepId(), y.getStepId()) : x.getInstanceId().compareTo(y.getInstanceId()));
         due.forEach(out::step);
         for (Map.Entry<String, byte[]> e : state.withPrefix("o|")) {
             if (nowMs - arrival(e.getValue()) >= windowMs) {
                 state.delete(e.getKey());
-                out.reject(new Rejection(Rejection.ORPHAN_PHASE_SPAN, "phase spans whose EngineCore::Step never arrived (" + e.getKey().substring(2) + ")"),
-                        slice(e.getValue()));
+                String key = e.getKey().substring(2);
+                out.reject(new Rejection(Rejection.ORPHAN_PHASE_SPAN, "phase spans whose EngineCore::Step never arrived (" + key + ")"),
+                        slice(e.getValue()), key.substring(0, key.lastIndexOf('|')));
             }
         }
         for (Map.Entry<String, byte[]> e : state.withPrefix("b|")) {
-            if (nowMs - arrival(e.getValue()) >= windowMs) {
+            if (nowMs - arrival(e.getValue()) >= successorWaitMs) {
                 state.delete(e.getKey());
-                if (!emitted(e.getValue())) {
-                    out.step(withoutLatency(Serdes.STEP.decode(body(e.getValue()))));
-                }
+                out.step(withoutLatency(Serdes.STEP.decode(slice(e.getValue()))));
+            }
+        }
+        for (Map.Entry<String, byte[]> e : state.withPrefix("n|")) {
+            if (nowMs - arrival(e.getValue()) >= successorWaitMs) {
+                state.delete(e.getKey()); // its predecessor was not traced, or arrives too late to pair
             }
         }
     }

@@ -15,6 +15,21 @@ public final class DeadLetters {
         return of(source, origin, contentType, why.code(), why.getMessage(), payload);
     }
 
+    /** A dead letter of a known serving instance (null: not known), which is also its key ({@link #key}). */
+    public static DeadLetter of(String source, String origin, String contentType, Rejection why, byte[] payload, String instanceId) {
+        DeadLetter d = of(source, origin, contentType, why.code(), why.getMessage(), payload);
+        d.setInstanceId(instanceId);
+        return d;
+    }
+
+    /**
+     * The Kafka key of a dead letter: its instance id, so that an instance's rejects can be found
+     * (and sit in its partition); "" when the input named no instance.
+     */
+    public static String key(DeadLetter d) {
+        return d.getInstanceId() == null ? "" : d.getInstanceId();
+    }
+
     public static DeadLetter of(String source, String origin, String contentType, String code, String reason, byte[] payload) {
         byte[] p = payload == null ? new byte[0] : payload;
         if (p.length > MAX_PAYLOAD_BYTES) {
