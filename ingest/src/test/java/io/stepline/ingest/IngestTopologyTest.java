@@ -175,10 +175,14 @@ class IngestTopologyTest {
         span.addEvents(Span.Event.newBuilder().setName("step.BATCH_SUMMARY").setTimeUnixNano(T0 + 50_000_000).addAllAttributes(Otlp.batchSummary(45, mono + 50_000_000)));
         in.pipeInput(null, Otlp.traces(Otlp.resource("vllm-2", "mixed", 1), "vllm.scheduler.step", List.of(span.build())).toByteArray());
         List<StepRecord> out = steps();
-        assertThat(out).as("43 waits for 44, which may still come in a later span").hasSize(1);
+        assertThat(out).hasSize(2);
         assertThat(out.get(0).getStepId()).isEqualTo(42);
         assertThat(out.get(0).getLatencyNs()).isEqualTo(11_000_000);
         assertThat(out.get(0).getLatencySource()).isEqualTo(LatencySource.NEXT_STEP_INTERVAL);
+        assertThat(out.get(1).getStepId()).isEqualTo(43);
+        assertThat(out.get(1).getLatencySource()).as("45 does not follow 43 in one span: 44 was not traced").isEqualTo(LatencySource.NONE);
+        assertThat(out.get(1).getLatencyNs()).as("step.duration_us times schedule() only: not a latency").isZero();
+        assertThat(out.get(1).getDegraded()).contains("NO_SUCCESSOR");
         assertThat(out.get(0).getDegraded()).doesNotContain("NO_SUCCESSOR");
         run(driver, Duration.ofMillis(1500));
         assertThat(steps.isEmpty()).as("the last step of a span waits for the next span longer than the reorder window").isTrue();
