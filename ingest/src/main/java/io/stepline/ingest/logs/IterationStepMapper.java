@@ -14,18 +14,22 @@ import io.stepline.ingest.validation.Rejection;
  * requests and tokens, decode = generation requests and tokens, scheduled tokens = their sum,
  * latency = the elapsed time ({@link LatencySource#ITERATION_LOG}). The line says nothing of the
  * queues, finished or preempted requests and (except the frontend form's usage) the KV cache:
- * those are null, with their reasons in {@code degraded}. A padding iteration and an iteration
- * under async scheduling have no latency ({@link LatencySource#NONE}, never judged).
+ * those are null, with their reasons in {@code degraded}. A padding iteration, and under async
+ * scheduling an iteration whose time is only the residual wait for a batch already done, have no
+ * latency ({@link LatencySource#NONE}, never judged). Other iterations under async scheduling keep
+ * their printed time, the wait for their batch: a lower bound of the batch's device time, so a step
+ * that is slow by it was slow (degraded {@code ASYNC_SCHEDULING} says so).
  */
 public final class IterationStepMapper {
     private IterationStepMapper() {}
 
     /**
      * @param startUnixNanos the line's wall-clock second ({@link LogClock})
-     * @param async          the engine runs with async scheduling: the printed time is not the step's
+     * @param async          the engine runs with async scheduling: the printed time is the wait for the batch
+     * @param residual       the printed time is far too short to hold a forward pass: a residual wait, no latency
      * @param tp             tensor-parallel degree from the log's start-up lines, or null
      */
-    public static StepRecord step(IterationLine line, String instanceId, long startUnixNanos, boolean async, Integer tp) {
+    public static StepRecord step(IterationLine line, String instanceId, long startUnixNanos, boolean async, boolean residual, Integer tp) {
         String where = "vLLM iteration line of " + instanceId;
         List<String> degraded = new ArrayList<>(4);
         degraded.add(StepMapper.MISSING_QUEUE);
@@ -47,10 +51,13 @@ public final class IterationStepMapper {
             // padding keeps the ranks' collectives in step: its time is the wait for the other ranks, not this rank's work
             degraded.add(StepMapper.DP_PADDING);
             b.setLatencyNs(0).setLatencySource(LatencySource.NONE).setEndUnixNano(startUnixNanos);
-        } else if (async) {
+        } else if (async && residual) {
             degraded.add(StepMapper.ASYNC_SCHEDULING);
             b.setLatencyNs(0).setLatencySource(LatencySource.NONE).setEndUnixNano(startUnixNanos);
         } else {
+            if (async) {
+                degraded.add(StepMapper.ASYNC_SCHEDULING);
+            }
             long ns = Math.round(line.elapsedMs() * 1_000_000.0);
             if (ns > StepMapper.MAX_STEP_NS) {
                 throw new Rejection(Rejection.ABSURD_VALUE, where + " (iteration " + line.index() + "): elapsed time " + line.elapsedMs() + " ms");

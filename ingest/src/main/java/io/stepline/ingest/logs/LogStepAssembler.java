@@ -27,20 +27,21 @@ import io.stepline.ingest.validation.Rejection;
  * <li><b>Async scheduling.</b> Under async scheduling (on by default in recent vLLM releases) the engine
  * schedules and submits the next batch before it waits for the current one, and the printed
  * "iteration elapsed time" times only that wait: the residual of a batch submitted earlier (real
- * logs show 0.09 ms next to 22.59 ms). Such a time is not the step's latency, and no sound latency
- * can be derived from the log: the step also spans the CPU work between two waits (output
- * processing of the previous batch, scheduling of the next), which is not printed, and the
- * timestamps are whole seconds, so the interval between completions cannot be taken either. So
- * those steps are published with {@code LatencySource.NONE}, latency 0 and degraded reason
- * {@code ASYNC_SCHEDULING}: counted, never judged. The regime of an engine is known from the log's
+ * logs show 0.09 ms next to 22.59 ms). The step's whole latency cannot be derived from the log: it
+ * also spans the CPU work between two waits (output processing of the previous batch, scheduling
+ * of the next), which is not printed, and the timestamps are whole seconds. What the printed time
+ * is: a lower bound of the batch's device time. When the engine is GPU-bound it is nearly all of it
+ * (the real phase427 log, async, prints 34 ms decode steps and a 2.6 s stall); when the CPU was
+ * slower it is a residual near zero. So a residual wait (see below) is published with
+ * {@code LatencySource.NONE}, latency 0 and degraded reason {@code ASYNC_SCHEDULING}: counted,
+ * never judged; every other iteration keeps its printed time, marked {@code ASYNC_SCHEDULING}
+ * too, and is judged: a step slow by its lower bound was slow. The regime of an engine is known from the log's
  * start-up lines ({@code Asynchronous scheduling is enabled./disabled.}; the EngineCore's own line
  * wins over the API server's), and otherwise from the elapsed times: an iteration with tokens
  * whose time is under {@link #RESIDUAL_MAX_MS} and under a tenth of the median of the engine's last
  * {@link EngineLogState#RECENT} times cannot contain a forward pass, only the wait for a batch
  * already done, which only the batch queue (async scheduling, pipeline parallelism) produces. One
- * such iteration is enough; its steps from there on have no latency, the earlier ones were
- * published as measured (a log without start-up lines gives nothing better). What was found is
- * said once per instance at WARN.</li>
+ * such iteration is enough. What was found is said once per instance at WARN.</li>
  * <li><b>Padding.</b> A {@code (dummy)} iteration is published without latency
  * ({@code DP_PADDING}): see {@link IterationStepMapper}.</li>
  * </ul>
@@ -167,17 +168,18 @@ public final class LogStepAssembler {
 
     private void publish(String inst, EngineLogState st, SourceState src, EngineLogState.Held held, Output out) {
         IterationLine it = (IterationLine) VllmLogParser.parse(held.text());
+        boolean residual = residualWait(st, it);
         boolean saidAsync = st.statement == EngineLogState.SAID_ASYNC
                 || (st.statement == EngineLogState.UNSAID && src.statement == EngineLogState.SAID_ASYNC);
         // a statement that async scheduling is off does not stop the test: pipeline parallelism uses the same batch queue
-        if (!saidAsync && st.asyncEvidenceAt < 0 && residualWait(st, it)) {
+        if (!saidAsync && st.asyncEvidenceAt < 0 && residual) {
             st.asyncEvidenceAt = it.index();
             if (!st.warned) {
                 st.warned = true;
                 log.warn("vLLM log of instance {}: Iteration({}) took {} ms against a median of {} ms over its last {} iterations: no forward pass"
                         + " takes that long, only the wait for a batch already done, so the engine runs with async scheduling (or pipeline parallelism)"
-                        + " and its printed times are residual waits, not step latencies. Its steps from here on are published without latency"
-                        + " (degraded ASYNC_SCHEDULING) and not judged; start vLLM with --no-async-scheduling to have them judged.",
+                        + " and its printed times are waits for batches submitted earlier: lower bounds, judged as such, and residual waits"
+                        + " like this one are published without latency (degraded ASYNC_SCHEDULING); start vLLM with --no-async-scheduling for whole step times.",
                         inst, it.index(), fmt(it.elapsedMs()), fmt(st.recentMedian()), st.recentCount());
             }
         }
@@ -185,15 +187,15 @@ public final class LogStepAssembler {
         if (saidAsync && !st.warned) {
             st.warned = true;
             log.warn("vLLM log of instance {}: its start-up lines say asynchronous scheduling is enabled, so the printed iteration times are only"
-                    + " the wait for a batch submitted earlier, not step latencies. Its steps are published without latency (degraded ASYNC_SCHEDULING)"
-                    + " and not judged; start vLLM with --no-async-scheduling to have them judged.", inst);
+                    + " the wait for a batch submitted earlier: lower bounds of the step times, judged as such (degraded ASYNC_SCHEDULING);"
+                    + " residual waits near zero get no latency and are not judged. Start vLLM with --no-async-scheduling for whole step times.", inst);
         }
         if (!it.dummy() && it.scheduledTokens() > 0 && it.elapsedMs() >= RESIDUAL_MAX_MS) {
             st.addRecent(it.elapsedMs());
         }
         st.next = it.index() + 1;
         try {
-            out.step(IterationStepMapper.step(it, inst, LogClock.unixNanos(it.wallClock(), held.referenceUnixNanos()), async, src.tp > 0 ? src.tp : null));
+            out.step(IterationStepMapper.step(it, inst, LogClock.unixNanos(it.wallClock(), held.referenceUnixNanos()), async, residual, src.tp > 0 ? src.tp : null));
         } catch (Rejection r) {
             out.reject(r, bytes(held.text()));
         }

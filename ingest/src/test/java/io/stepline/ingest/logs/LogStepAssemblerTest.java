@@ -110,15 +110,22 @@ class LogStepAssemblerTest {
     }
 
     @Test
-    void startUpLinesSayingAsyncSchedulingTakeTheLatencyAway() {
-        feed("v7", "(APIServer pid=9) INFO 03-01 11:58:00 [vllm.py:790] Asynchronous scheduling is enabled.", decode(0, 22.59), decode(1, 0.09));
-        assertThat(run.steps).allSatisfy(s -> {
-            assertThat(s.getLatencySource()).isEqualTo(LatencySource.NONE);
-            assertThat(s.getLatencyNs()).isZero();
-            assertThat(s.getEndUnixNano()).isEqualTo(s.getStartUnixNano());
-            assertThat(s.getDegraded()).endsWith(StepMapper.ASYNC_SCHEDULING);
+    void underAsyncSchedulingPrintedWaitsAreLowerBoundsAndResidualWaitsHaveNoLatency() {
+        feed("v7", "(APIServer pid=9) INFO 03-01 11:58:00 [vllm.py:790] Asynchronous scheduling is enabled.");
+        for (int i = 0; i < 20; i++) {
+            feed("v7", decode(i, 22.4 + (i % 3) * 0.1));
+        }
+        feed("v7", decode(20, 0.09));
+        assertThat(run.steps).hasSize(21);
+        assertThat(run.steps).allSatisfy(s -> assertThat(s.getDegraded()).endsWith(StepMapper.ASYNC_SCHEDULING));
+        assertThat(run.steps.subList(0, 20)).allSatisfy(s -> {
+            assertThat(s.getLatencySource()).as("the wait for the batch: a lower bound, judged").isEqualTo(LatencySource.ITERATION_LOG);
+            assertThat(s.getLatencyNs()).isBetween(22_400_000L, 22_600_000L);
         });
-        assertThat(run.steps).hasSize(2);
+        StepRecord residual = run.steps.get(20);
+        assertThat(residual.getLatencySource()).as("0.09 ms holds no forward pass: never judged").isEqualTo(LatencySource.NONE);
+        assertThat(residual.getLatencyNs()).isZero();
+        assertThat(residual.getEndUnixNano()).isEqualTo(residual.getStartUnixNano());
     }
 
     @Test
@@ -129,7 +136,8 @@ class LogStepAssemblerTest {
         assertThat(run.steps.get(0).getLatencySource()).isEqualTo(LatencySource.ITERATION_LOG);
         feed("v7", "(EngineCore_DP1 pid=101) INFO 03-01 11:58:10 [vllm.py:998] Asynchronous scheduling is enabled.",
                 line("EngineCore_DP1 pid=101", 0, 0, 0, 8, 8, 22.59));
-        assertThat(run.byInstance().get("v7-dp1").get(0).getLatencySource()).isEqualTo(LatencySource.NONE);
+        assertThat(run.steps.get(0).getDegraded()).doesNotContain(StepMapper.ASYNC_SCHEDULING);
+        assertThat(run.byInstance().get("v7-dp1").get(0).getDegraded()).contains(StepMapper.ASYNC_SCHEDULING);
     }
 
     @Test
@@ -140,10 +148,10 @@ class LogStepAssemblerTest {
         feed("v7", decode(20, 0.09), decode(21, 22.59), decode(22, 19.7));
         List<StepRecord> s = run.steps;
         assertThat(s.subList(0, 20)).allSatisfy(x -> assertThat(x.getLatencySource()).isEqualTo(LatencySource.ITERATION_LOG));
-        assertThat(s.subList(20, 23)).allSatisfy(x -> {
-            assertThat(x.getLatencySource()).isEqualTo(LatencySource.NONE);
-            assertThat(x.getDegraded()).contains(StepMapper.ASYNC_SCHEDULING);
-        });
+        assertThat(s.get(20).getLatencySource()).as("the residual wait").isEqualTo(LatencySource.NONE);
+        assertThat(s.subList(20, 23)).allSatisfy(x -> assertThat(x.getDegraded()).contains(StepMapper.ASYNC_SCHEDULING));
+        assertThat(s.subList(21, 23)).allSatisfy(x -> assertThat(x.getLatencySource()).as("waits for their batch: lower bounds")
+                .isEqualTo(LatencySource.ITERATION_LOG));
     }
 
     @Test

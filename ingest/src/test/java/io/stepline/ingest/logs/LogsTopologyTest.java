@@ -129,7 +129,7 @@ class LogsTopologyTest {
         keyedIn.pipeInput("v-mix-7b-log", m);
         StepRecord s = steps().get(0);
         assertThat(s.getInstanceId()).isEqualTo("v-mix-7b-log");
-        assertThat(s.getLatencySource()).isEqualTo(LatencySource.NONE);
+        assertThat(s.getLatencySource()).as("a wait for the batch: a lower bound").isEqualTo(LatencySource.ITERATION_LOG);
         assertThat(s.getDegraded()).contains("ASYNC_SCHEDULING");
     }
 
