@@ -21,11 +21,15 @@ import picocli.CommandLine.Spec;
 
 /** {@code stepline evaluate}: score flagged steps and incidents against labelled truth. */
 @Command(name = "evaluate", mixinStandardHelpOptions = true,
-        description = {"Score a detector's flagged steps and incidents against labelled truth: step recall, false positives,",
-            "step precision, fault episodes found, incidents per episode, sustained regressions found, per fault type",
-            "and per instance. Same definitions as ../shared/validation/score.py.",
-            "Truth: a directory with truth.jsonl and faults.json, as ../shared/validation/gen.py and stepline simulate write them.",
-            "Example: stepline evaluate --truth /tmp/val --anomalies /tmp/val/out/anomalies.jsonl --incidents /tmp/val/out/incidents.jsonl"})
+        description = {"Score a detector's flagged steps and incidents against labelled truth: step",
+            "recall, false positives, step precision, fault episodes found, incidents per",
+            "episode, sustained regressions found, per fault type and per instance, with",
+            "the definitions of ../shared/validation/score.py.",
+            "Truth: a directory with truth.jsonl and faults.json, as",
+            "../shared/validation/gen.py and stepline simulate write them.",
+            "Example: stepline evaluate --truth /tmp/val",
+            "  --anomalies /tmp/val/out/anomalies.jsonl",
+            "  --incidents /tmp/val/out/incidents.jsonl"})
 public final class EvaluateCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
