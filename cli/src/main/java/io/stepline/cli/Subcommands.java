@@ -23,5 +23,6 @@ final class Subcommands {
         top.addSubcommand("report", report);
         top.addSubcommand("replay", new ReplayCommand());
         top.addSubcommand("bench", new BenchCommand());
+        top.addSubcommand("evaluate", new io.stepline.evaluation.cli.EvaluateCommand());
     }
 }

@@ -26,14 +26,14 @@ class SteplineCommandTest {
     void helpListsEverySubcommand() {
         Result r = run("--help");
         assertThat(r.code()).isZero();
-        for (String sub : new String[] {"demo", "run", "simulate", "ingest", "detect", "report", "replay", "bench"}) {
+        for (String sub : new String[] {"demo", "run", "simulate", "ingest", "detect", "report", "replay", "bench", "evaluate"}) {
             assertThat(r.out()).containsPattern("(?m)^\\s+" + sub + "\\s");
         }
     }
 
     @Test
     void everySubcommandHasHelp() {
-        for (String sub : new String[] {"demo", "run", "simulate", "ingest", "detect", "report", "replay", "bench"}) {
+        for (String sub : new String[] {"demo", "run", "simulate", "ingest", "detect", "report", "replay", "bench", "evaluate"}) {
             Result r = run(sub, "--help");
             assertThat(r.code()).as(sub).isZero();
             assertThat(r.out()).as(sub).contains("Usage: stepline " + sub);
@@ -86,6 +86,26 @@ class SteplineCommandTest {
         int first = java.nio.ByteBuffer.wrap(pb).getInt();
         assertThat(first).isPositive().isLessThan(pb.length);
         assertThat(io.opentelemetry.proto.trace.v1.TracesData.parseFrom(java.util.Arrays.copyOfRange(pb, 4, 4 + first)).getResourceSpansCount()).isPositive();
+    }
+
+    @Test
+    void evaluateScoresWhatSimulateWritesAndRefusesAMissingTruthInOneLine(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path sim = dir.resolve("sim");
+        assertThat(run("simulate", "--seed", "5", "--instances", "1", "--duration", "3s", "--faults", "none", "--out", sim.toString()).code()).isZero();
+        java.nio.file.Path anomalies = dir.resolve("anomalies.jsonl");
+        java.nio.file.Files.writeString(anomalies, "{\"instance\": \"sim-i00\", \"step_id\": 3, \"verdict\": \"OUTLIER\"}\n");
+        Result r = run("evaluate", "--truth", sim.toString(), "--anomalies", anomalies.toString(), "--json");
+        assertThat(r.code()).as(r.err()).isZero();
+        var figures = new com.fasterxml.jackson.databind.ObjectMapper().readTree(r.out());
+        long clean = figures.get("clean_steps").asLong();
+        assertThat(clean).isGreaterThan(10); // no faults: every step is clean, and the one flagged is a false positive
+        assertThat(figures.get("fp_rate_clean").asDouble()).isEqualTo(1.0 / clean);
+        assertThat(figures.get("step_recall").isNull()).isTrue();
+
+        Result missing = run("evaluate", "--truth", dir.resolve("nope").toString(), "--anomalies", anomalies.toString());
+        assertThat(missing.code()).isEqualTo(2);
+        assertThat(missing.err().strip().lines().count()).isEqualTo(1);
+        assertThat(missing.err()).contains(dir.resolve("nope") + ": no such directory").contains("stepline evaluate --help");
     }
 
     @Test

@@ -69,7 +69,8 @@ class SimulatorTest {
                 new Simulation(cfg).run(sink, null);
             }
         }
-        for (String f : List.of(FileSink.TRACES, FileSink.KERNELS, FileSink.TRUTH_STEPS, FileSink.TRUTH_FAULTS, FileSink.SUMMARY)) {
+        for (String f : List.of(FileSink.TRACES, FileSink.KERNELS, FileSink.TRUTH_STEPS, FileSink.TRUTH_FAULTS, FileSink.EVAL_TRUTH_STEPS,
+                FileSink.EVAL_TRUTH_FAULTS, FileSink.SUMMARY)) {
             assertThat(Files.mismatch(tmp.resolve("a").resolve(f), tmp.resolve("b").resolve(f))).as(f).isEqualTo(-1L);
         }
         assertThat(Files.size(tmp.resolve("a").resolve(FileSink.TRACES))).isGreaterThan(10_000);

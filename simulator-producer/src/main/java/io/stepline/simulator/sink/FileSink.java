@@ -10,6 +10,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.stepline.evaluation.truth.SimulatorTruth;
+import io.stepline.evaluation.truth.TruthDirectory;
+import io.stepline.evaluation.truth.TruthWriter;
 import io.stepline.events.FaultEpisode;
 import io.stepline.events.KernelBatch;
 import io.stepline.schemas.json.EventJson;
@@ -26,8 +29,10 @@ import io.stepline.simulator.otlp.StepSpanEncoder;
  * (the file exporter's {@code format: proto}: size-prefixed protobuf, ~4x faster to write and
  * read), {@code kernels.jsonl}, {@code truth.steps.jsonl},
  * {@code truth.faults.jsonl}, {@code batch_metrics.csv}, {@code request_metrics.csv} and
- * {@code summary.json}. Everything but summary.json's wall-clock fields is a pure function of the
- * seed and config.
+ * {@code summary.json}; and the same ground truth in the validation format that
+ * {@code stepline evaluate} reads ({@code truth.jsonl} and, once the run is over,
+ * {@code faults.json}: see {@link SimulatorTruth}). Everything but summary.json's wall-clock
+ * fields is a pure function of the seed and config.
  */
 public final class FileSink implements SimulationSink {
     public static final String TRACES = "traces.otlp.jsonl";
@@ -35,6 +40,10 @@ public final class FileSink implements SimulationSink {
     public static final String KERNELS = "kernels.jsonl";
     public static final String TRUTH_STEPS = "truth.steps.jsonl";
     public static final String TRUTH_FAULTS = "truth.faults.jsonl";
+    /** The steps' truth in the validation format. */
+    public static final String EVAL_TRUTH_STEPS = TruthDirectory.STEPS;
+    /** The episodes in the validation format, written when the run ends. */
+    public static final String EVAL_TRUTH_FAULTS = TruthDirectory.FAULTS;
     public static final String BATCH_METRICS = "batch_metrics.csv";
     public static final String REQUEST_METRICS = "request_metrics.csv";
     public static final String SUMMARY = "summary.json";
@@ -56,6 +65,9 @@ public final class FileSink implements SimulationSink {
     private final BufferedWriter truth;
     private final EventJson.LineWriter kernelLines;
     private final EventJson.LineWriter truthLines;
+    private final SimulatorTruth evalTruth = new SimulatorTruth();
+    private final TruthWriter evalTruthLines;
+    private List<FaultEpisode> episodes = List.of();
     private final BufferedWriter batches;
     private final BufferedWriter requests;
     private final List<StepOutput> pending = new ArrayList<>();
@@ -90,6 +102,7 @@ public final class FileSink implements SimulationSink {
         this.truth = writer(TRUTH_STEPS);
         this.kernelLines = new EventJson.LineWriter(kernels);
         this.truthLines = new EventJson.LineWriter(truth);
+        this.evalTruthLines = new TruthWriter(dir.resolve(EVAL_TRUTH_STEPS));
         this.batches = writer(BATCH_METRICS);
         this.requests = writer(REQUEST_METRICS);
         batches.write("instance,step_id,start_unix_nano,latency_ns,healthy_latency_ns,num_prefill_reqs,num_decode_reqs,prefill_tokens,decode_tokens,decode_context_tokens,kv_usage,fault_type\n");
@@ -110,6 +123,7 @@ public final class FileSink implements SimulationSink {
 
     @Override
     public void begin(List<FaultEpisode> episodes) throws IOException {
+        this.episodes = List.copyOf(episodes);
         try (BufferedWriter w = writer(TRUTH_FAULTS)) {
             for (FaultEpisode e : episodes) {
                 w.write(EventJson.toJson(e));
@@ -135,6 +149,7 @@ public final class FileSink implements SimulationSink {
 
     private void writeRecords(StepOutput s) throws IOException {
         truthLines.write(s.label());
+        evalTruthLines.step(evalTruth.step(s.label()));
         var b = s.batch();
         // one line per step: built by hand, String.format here was a tenth of the simulator's time
         line.setLength(0);
@@ -210,6 +225,8 @@ public final class FileSink implements SimulationSink {
     @Override
     public void end(SimulationSummary summary) throws IOException {
         drain();
+        // an episode's first and last steps are known once every step has been written
+        TruthWriter.writeEpisodes(dir.resolve(EVAL_TRUTH_FAULTS), evalTruth.episodes(episodes));
         Files.writeString(dir.resolve(SUMMARY), summary.json(false) + "\n");
     }
 
@@ -220,6 +237,7 @@ public final class FileSink implements SimulationSink {
         } finally {
             kernelLines.close();
             truthLines.close();
+            evalTruthLines.close();
             for (BufferedWriter w : List.of(kernels, truth, batches, requests)) {
                 w.close();
             }

@@ -1,0 +1,59 @@
+package io.stepline.evaluation;
+
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.util.List;
+
+/**
+ * The figures of one evaluation: what {@code ../shared/validation/score.py} computes, defined the
+ * same way, plus a breakdown per instance.
+ *
+ * @param minSlowdown  faulted steps slowed at least this much make up step recall's population
+ * @param steps        the counts over every instance
+ * @param flaggedSteps distinct flagged (instance, step) pairs, the truth knows them or not
+ * @param episodes     fault episodes that are not sustained regressions
+ * @param episodesFound those of them with at least one flagged scored step
+ * @param incidents    incidents read, or null when no incidents file was given
+ * @param sustained    each sustained regression and whether it was reported on its instance
+ * @param perType      step recall per fault type, in the order the types first occur in the truth
+ * @param perInstance  per instance, in the order they first occur in the truth
+ */
+public record Evaluation(double minSlowdown, StepTally steps, long flaggedSteps, int episodes, int episodesFound, Long incidents,
+                         List<SustainedFinding> sustained, List<TypeFigures> perType, List<InstanceFigures> perInstance) {
+
+    /** A sustained regression of the truth and whether the detector reported one on its instance. */
+    public record SustainedFinding(String faultId, String instance, boolean reported) {}
+
+    /** Faulted steps slowed at least the minimum slowdown, of one fault type. */
+    public record TypeFigures(String type, long steps, long flagged) {
+        public double stepRecall() {
+            return (double) flagged / steps;
+        }
+
+        /** Step recall rounded to 4 decimals as score.py prints it (Python's round(): exact value, half to even). */
+        public double stepRecallRounded() {
+            return new BigDecimal(stepRecall()).setScale(4, RoundingMode.HALF_EVEN).doubleValue();
+        }
+    }
+
+    /** One instance's counts and episodes. */
+    public record InstanceFigures(String instance, StepTally steps, int episodes, int episodesFound, int sustained,
+                                  int sustainedReported) {}
+
+    /** Flagged share of the episodes (sustained regressions apart); null when there are none. */
+    public Double episodeRecall() {
+        return StepTally.ratio(episodesFound, episodes);
+    }
+
+    /**
+     * Incidents per episode, sustained regressions included in the episodes; null without an
+     * incidents file or without transient episodes (as score.py has it).
+     */
+    public Double incidentsPerEpisode() {
+        return incidents == null || episodes == 0 ? null : (double) incidents / (episodes + sustained.size());
+    }
+
+    public long sustainedReported() {
+        return sustained.stream().filter(SustainedFinding::reported).count();
+    }
+}
