@@ -90,6 +90,11 @@ public final class RunCommand implements Callable<Integer> {
         Files.createDirectories(out);
         Path state = Files.createTempDirectory("stepline-run-state");
         var err = spec.commandLine().getErr();
+        int previous = clearPreviousRun(out);
+        if (previous > 0) {
+            // the reporter appends to incidents.jsonl: a second run into the same directory would repeat every incident
+            err.println("removed " + previous + " files of a previous run from " + out);
+        }
         try (KafkaTarget target = cluster.connect();
              Pipeline pipeline = new Pipeline(target.bootstrapServers(), state, out, model, "-run-" + ProcessHandle.current().pid(), "", false).start(true)) {
             IngestAccounting accounting = IngestAccounting.mark(target.bootstrapServers());
@@ -128,6 +133,23 @@ public final class RunCommand implements Callable<Integer> {
         } finally {
             deleteQuietly(state);
         }
+    }
+
+    /** Deletes what a run writes (anomalies, incidents, index and per-incident reports) from {@code dir}; returns how many files. */
+    static int clearPreviousRun(Path dir) throws java.io.IOException {
+        int n = 0;
+        try (var files = Files.list(dir)) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                String name = f.getFileName().toString();
+                boolean ours = name.equals("anomalies.jsonl") || name.equals("incidents.jsonl") || name.equals("index.html")
+                        || (name.startsWith("incident-") && (name.endsWith(".json") || name.endsWith(".html")));
+                if (ours && Files.isRegularFile(f)) {
+                    Files.delete(f);
+                    n++;
+                }
+            }
+        }
+        return n;
     }
 
     static void deleteQuietly(Path dir) {

@@ -73,7 +73,7 @@ public final class OutlierRuns {
         }
         long gap = (long) Math.ceil(maxGapSteps / judgedShare);
         Run done = null;
-        if (open != null && (stepId - open.lastStep - 1 > gap || startNs - open.endNs > maxGapNs)) {
+        if (open != null && (stepId - open.lastStep - 1 > gap || open.firstStep - stepId - 1 > gap || startNs - open.endNs > maxGapNs)) {
             done = close();
         }
         if (open == null) {
@@ -81,7 +81,10 @@ public final class OutlierRuns {
             open.firstStep = stepId;
             open.startNs = startNs;
         }
-        open.lastStep = stepId;
+        // form A steps may arrive a little out of order (spans exported in batches): a run spans them all
+        open.firstStep = Math.min(open.firstStep, stepId);
+        open.lastStep = Math.max(open.lastStep, stepId);
+        open.startNs = Math.min(open.startNs, startNs);
         open.endNs = Math.max(open.endNs, endNs);
         open.steps++;
         open.maxRatio = Math.max(open.maxRatio, ratio);

@@ -48,9 +48,13 @@ public final class RobustRoofline implements LatencyDetector {
     public record Settings(int bootstrapSteps, int refitEvery, double sigmaMultiplier, double minBoundRatio, double maxBoundRatio,
                            double extrapolationFactor, double maxExtrapolationBoundRatio, double minExcessNs, double learnRatio,
                            int pointsPerCell, int maxCells, DriftWatch.Settings drift) {
-        /** Steps seen before the first fit (WARMING_UP until then). */
-        public static final int DEFAULT_BOOTSTRAP_STEPS = 200;
-        /** Steps between refits (a refit reads every cell's points: ~1,000 points). */
+        /**
+         * Steps seen before the first fit (WARMING_UP until then): few, because an engine's log may hold
+         * only a few hundred iterations; what the first fits do not know yet is judged as an
+         * extrapolation or not at all (work beyond the training steps').
+         */
+        public static final int DEFAULT_BOOTSTRAP_STEPS = 64;
+        /** Steps between refits once the model is established (a refit reads every cell's points: ~1,000 points); young models refit sooner. */
         public static final int DEFAULT_REFIT_EVERY = 256;
         /** The bound is this many robust sigmas of log residual above expected. */
         public static final double DEFAULT_SIGMA_MULTIPLIER = 5;
@@ -181,7 +185,7 @@ public final class RobustRoofline implements LatencyDetector {
             beyond++;
             point[5] = (float) (lat / level);
             cells.add(key, steps, point);
-            boolean refitted = ++sinceRefit >= s.refitEvery() && refit();
+            boolean refitted = ++sinceRefit >= refitDue() && refit();
             return new Assessment(Verdict.WARMING_UP, Double.NaN, Double.NaN, Double.NaN, Severity.NONE, version, refitted, null);
         }
         double offset = cells.offset(slot);
@@ -232,10 +236,15 @@ public final class RobustRoofline implements LatencyDetector {
         } else {
             cells.touch(slot, steps);
         }
-        boolean refitted = ++sinceRefit >= s.refitEvery() && refit();
+        boolean refitted = ++sinceRefit >= refitDue() && refit();
         Verdict v = outlier ? Verdict.OUTLIER : Verdict.NORMAL;
         return new Assessment(v, expected, expected * bound, ratio, outlier ? Assessment.severityOf(ratio) : Severity.NONE,
                 version, refitted, shift);
+    }
+
+    /** Steps between refits: half the steps seen while the model is young (at least 32), then {@link Settings#refitEvery}. */
+    private long refitDue() {
+        return Math.min(s.refitEvery(), Math.max(32, steps / 2));
     }
 
     /** A basis feature present in the step that no training point had, or far beyond the largest seen. */
