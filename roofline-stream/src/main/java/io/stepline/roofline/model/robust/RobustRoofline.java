@@ -49,12 +49,12 @@ public final class RobustRoofline implements LatencyDetector {
                            double extrapolationFactor, double maxExtrapolationBoundRatio, double minExcessNs, double learnRatio,
                            int pointsPerCell, int maxCells, DriftWatch.Settings drift) {
         /**
-         * Steps seen before the first fit (WARMING_UP until then): few, because an engine's log may hold
-         * only a few hundred iterations; what the first fits do not know yet is judged as an
-         * extrapolation or not at all (work beyond the training steps').
+         * Steps seen before the first fit (WARMING_UP until then). 64 with refits every 32 steps while
+         * young was tried: it judges the short real vLLM logs (158 steps per rank in phase427) but
+         * raised the validation log instance's false positives several-fold (docs/BENCHMARKS.md).
          */
-        public static final int DEFAULT_BOOTSTRAP_STEPS = 64;
-        /** Steps between refits once the model is established (a refit reads every cell's points: ~1,000 points); young models refit sooner. */
+        public static final int DEFAULT_BOOTSTRAP_STEPS = 200;
+        /** Steps between refits (a refit reads every cell's points: ~1,000 points). */
         public static final int DEFAULT_REFIT_EVERY = 256;
         /** The bound is this many robust sigmas of log residual above expected. */
         public static final double DEFAULT_SIGMA_MULTIPLIER = 5;
@@ -242,9 +242,8 @@ public final class RobustRoofline implements LatencyDetector {
                 version, refitted, shift);
     }
 
-    /** Steps between refits: half the steps seen while the model is young (at least 32), then {@link Settings#refitEvery}. */
     private long refitDue() {
-        return Math.min(s.refitEvery(), Math.max(32, steps / 2));
+        return s.refitEvery();
     }
 
     /** A basis feature present in the step that no training point had, or far beyond the largest seen. */
