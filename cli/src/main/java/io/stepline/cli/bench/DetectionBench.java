@@ -6,13 +6,11 @@ import java.util.List;
 
 
 import io.stepline.events.FaultEpisode;
-import io.stepline.events.RequestEvent;
 import io.stepline.events.StepLabel;
 import io.stepline.events.StepRecord;
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.otlp.SpanFragment;
 import io.stepline.ingest.topology.StepAssembler;
-import io.stepline.ingest.validation.Rejection;
 import io.stepline.roofline.eval.DetectionEvaluator;
 import io.stepline.roofline.model.PaperRoofline;
 import io.stepline.roofline.model.robust.RobustRoofline;
@@ -37,26 +35,9 @@ public final class DetectionBench {
         StepSpanEncoder encoder = new StepSpanEncoder(cfg.form());
         StepAssembler assembler = new StepAssembler(0);
         StepAssembler.State state = StepAssembler.State.inMemory();
-        List<StepRecord> steps = new ArrayList<>();
         List<StepLabel> labels = new ArrayList<>();
         List<FaultEpisode> episodes = new ArrayList<>();
-        long[] rejected = {0};
-        StepAssembler.Output out = new StepAssembler.Output() {
-            @Override
-            public void step(StepRecord s) {
-                steps.add(s);
-            }
-
-            @Override
-            public void request(RequestEvent e) {
-                // request events do not take part in step detection
-            }
-
-            @Override
-            public void reject(Rejection why, byte[] payload, String instanceId) {
-                rejected[0]++;
-            }
-        };
+        StepCollector out = new StepCollector();
         List<StepOutput> batch = new ArrayList<>();
         new Simulation(cfg).run(new SimulationSink() {
             @Override
@@ -87,7 +68,7 @@ public final class DetectionBench {
                 assembler.expire(Long.MAX_VALUE, state, out);
             }
         }, null);
-        return new Data(steps, labels, episodes, rejected[0]);
+        return new Data(out.steps, labels, episodes, out.rejected);
     }
 
     public static List<DetectionEvaluator.Result> evaluate(Data d) {

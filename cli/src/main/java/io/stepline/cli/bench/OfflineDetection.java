@@ -5,7 +5,6 @@ import java.io.BufferedWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -13,13 +12,11 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 import io.stepline.events.LatencySource;
-import io.stepline.events.RequestEvent;
 import io.stepline.events.StepRecord;
 import io.stepline.events.Verdict;
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.otlp.SpanFragment;
 import io.stepline.ingest.topology.StepAssembler;
-import io.stepline.ingest.validation.Rejection;
 import io.stepline.roofline.model.Assessment;
 import io.stepline.roofline.model.LatencyDetector;
 import io.stepline.roofline.model.PaperRoofline;
@@ -39,24 +36,9 @@ public final class OfflineDetection {
         Path out = Path.of(args[1]);
         Supplier<LatencyDetector> factory = args.length > 2 && args[2].equals("paper") ? PaperRoofline::new
                 : () -> new RobustRoofline(RobustRoofline.Settings.defaults());
-        List<StepRecord> steps = new ArrayList<>();
         StepAssembler assembler = new StepAssembler(0);
         StepAssembler.State state = StepAssembler.State.inMemory();
-        StepAssembler.Output sink = new StepAssembler.Output() {
-            @Override
-            public void step(StepRecord s) {
-                steps.add(s);
-            }
-
-            @Override
-            public void request(RequestEvent e) {
-            }
-
-            @Override
-            public void reject(Rejection why, byte[] payload, String instance) {
-                System.err.println("rejected: " + why.code() + " " + why.getMessage());
-            }
-        };
+        StepCollector sink = new StepCollector();
         try (BufferedReader r = Files.newBufferedReader(in, StandardCharsets.UTF_8)) {
             String line;
             while ((line = r.readLine()) != null) {
@@ -70,6 +52,10 @@ public final class OfflineDetection {
             }
         }
         assembler.expire(Long.MAX_VALUE, state, sink);
+        List<StepRecord> steps = sink.steps;
+        if (sink.rejected > 0) {
+            System.err.println(sink.rejected + " inputs rejected");
+        }
         Map<String, LatencyDetector> detectors = new HashMap<>();
         long flagged = 0;
         long judged = 0;
