@@ -108,6 +108,13 @@ public final class RobustRoofline implements LatencyDetector {
     static final double MIN_SIGMA = 0.01;
     /** Weight of one near-model step in the level (a memory of ~64 steps). */
     static final double LEVEL_ALPHA = 1.0 / 64;
+    /** A level this far above its anchor has begun to rise (the start a level-shift alarm names). */
+    static final double LEVEL_RISE_START = 1.03;
+    /**
+     * A level this far above its anchor is a sustained regression: above the drift watch's 1.1, since the
+     * level of a healthy instance wanders by up to ~10% over thousands of steps (seen on the validation traces).
+     */
+    static final double LEVEL_SHIFT_RATIO = 1.15;
     /** A step whose feature exceeds the training maximum by this factor is beyond what the model knows. */
     static final double BEYOND_FACTOR = 1.5;
     /** Weight of one step in the running share of elevated steps (a memory of ~50 steps). */
@@ -139,6 +146,9 @@ public final class RobustRoofline implements LatencyDetector {
     private long beyond;
     /** The fit part of the state changed since the last {@link #dirty()}. */
     private boolean fitChanged;
+    /** The level at the last re-anchoring (1 at start), and since when it has stood LEVEL_RISE_START above it (0: not). */
+    private double levelAnchor = 1;
+    private long levelRiseSinceNs;
     /** The producer reports the KV context (batch.decode_context_tokens or kv.* blocks). */
     private boolean sawContext;
     /** The instance runs decode requests (whose cost the KV context drives). */
@@ -215,10 +225,19 @@ public final class RobustRoofline implements LatencyDetector {
             }
             fitChanged = true;
         }
+        boolean levelMoved = false;
+        if (alarm == null && sawContext) {
+            alarm = levelShift(step.getStartUnixNano());
+            levelMoved = alarm != null; // the level is already where the shift took it
+        }
         if (alarm != null) {
             alarms++;
             shift = new Assessment.Drift(alarm.ratio(), alarm.sinceNs(), referenceVersion);
-            level *= alarm.ratio();
+            if (!levelMoved) {
+                level *= alarm.ratio();
+            }
+            levelAnchor = level;
+            levelRiseSinceNs = 0;
         }
         boolean filled = cells.count(slot) >= s.pointsPerCell() / 2;
         double learnLog = Math.max(Math.log(s.learnRatio()), 2.5 * sigma);
@@ -244,6 +263,36 @@ public final class RobustRoofline implements LatencyDetector {
 
     private long refitDue() {
         return s.refitEvery();
+    }
+
+    /**
+     * The level's own drift: a regression that slows some steps by less than the drift watch's
+     * threshold moves the level a little at a time, and a level that has risen by
+     * {@link #LEVEL_SHIFT_RATIO} since it was last anchored is a sustained regression too (since when it first rose
+     * {@link #LEVEL_RISE_START} above the anchor). Not for producers without the KV context, whose level
+     * follows the context's own drift.
+     */
+    private DriftWatch.Alarm levelShift(long nowNs) {
+        double rise = level / levelAnchor;
+        if (rise < LEVEL_RISE_START) {
+            if (levelRiseSinceNs != 0) {
+                levelRiseSinceNs = 0;
+                fitChanged = true;
+            }
+            return null;
+        }
+        if (levelRiseSinceNs == 0) {
+            levelRiseSinceNs = nowNs;
+            fitChanged = true;
+        }
+        if (rise < LEVEL_SHIFT_RATIO) {
+            return null;
+        }
+        DriftWatch.Alarm a = new DriftWatch.Alarm(rise, levelRiseSinceNs);
+        levelAnchor = level;
+        levelRiseSinceNs = 0;
+        fitChanged = true;
+        return a;
     }
 
     /** A basis feature present in the step that no training point had, or far beyond the largest seen. */
@@ -437,7 +486,7 @@ public final class RobustRoofline implements LatencyDetector {
     }
 
     private RooflineStateFit fitState() {
-        return new RooflineStateFit(version, fitted, sawContext, sawDecode, boxed(coef), floorNs, sigma, boxed(featureMax), boxed(reference), referenceVersion,
+        return new RooflineStateFit(version, fitted, levelAnchor, levelRiseSinceNs, sawContext, sawDecode, boxed(coef), floorNs, sigma, boxed(featureMax), boxed(reference), referenceVersion,
                 drift.blockElevated(), drift.blockMedian(), drift.blockStarts(), alarms, tail.countsState());
     }
 
@@ -478,6 +527,8 @@ public final class RobustRoofline implements LatencyDetector {
             RooflineStateFit fit = Serdes.ROOFLINE_STATE_FIT.decode(bytes(f));
             version = fit.getVersion();
             fitted = fit.getFitted();
+            levelAnchor = fit.getLevelAnchor();
+            levelRiseSinceNs = fit.getLevelRiseSinceNs();
             sawContext = fit.getSawContext();
             sawDecode = fit.getSawDecode();
             coef = unboxed(fit.getCoefficients());
