@@ -98,6 +98,8 @@ public final class IncidentReporter {
         /** Runs that are over but whose kernel batches may still be on their way. */
         final List<OutlierRuns.Run> closing = new ArrayList<>();
         final List<Long> closingSinceMs = new ArrayList<>();
+        /** Sustained regressions whose report waits for the kernel batches after them. */
+        final List<PendingDrift> drifts = new ArrayList<>();
         long lastAnomalyWallMs;
         long lastVerdictStep = -1;
         long firstVerdictStep = Long.MAX_VALUE;
@@ -140,7 +142,7 @@ public final class IncidentReporter {
     public void accept(Anomaly a) {
         Instance in = inst(a.getInstanceId());
         if (a.getKind() == AnomalyKind.SUSTAINED_REGRESSION) {
-            finishDrift(in, a);
+            prepareDrift(in, a);
             return;
         }
         if (a.getStep() != null) {
@@ -201,6 +203,9 @@ public final class IncidentReporter {
                 in.closingSinceMs.remove(0);
                 finish(in, in.closing.remove(0));
             }
+            while (!in.drifts.isEmpty() && nowMs - in.drifts.get(0).sinceMs() >= settings.liveCloseDelayMs()) {
+                finishDrift(in, in.drifts.remove(0));
+            }
             OutlierRuns.Run open = in.runs.open();
             if (open != null && nowMs - in.lastAnomalyWallMs >= settings.liveCloseDelayMs()
                     && in.lastVerdictStep > open.lastStep + settings.maxGapSteps()) {
@@ -218,6 +223,9 @@ public final class IncidentReporter {
             while (!in.closing.isEmpty()) {
                 in.closingSinceMs.remove(0);
                 finish(in, in.closing.remove(0));
+            }
+            while (!in.drifts.isEmpty()) {
+                finishDrift(in, in.drifts.remove(0));
             }
             OutlierRuns.Run closed = in.runs.flush();
             if (closed != null) {
@@ -295,7 +303,14 @@ public final class IncidentReporter {
         publish(in, r, trace, flagged, AnomalyKind.OUTLIER, t.classification());
     }
 
-    private void finishDrift(Instance in, Anomaly a) {
+    /**
+     * A sustained regression arrived: the outlier runs since it began are folded into it now, and the
+     * kernels the instance ran clearly before it are taken now (the baseline keeps only the newest
+     * batches); the report waits, like an outlier run, until the instance's kernel batches after it
+     * have arrived (end of input, or the live close delay), so the triage does not depend on whether
+     * the reporter read the anomaly or the batches first.
+     */
+    private void prepareDrift(Instance in, Anomaly a) {
         long start = a.getStartUnixNano();
         // outlier runs since the regression began are the regression seen step by step, before the drift
         // watch could tell it from a transient episode: reported here, not as incidents of their own
@@ -320,14 +335,30 @@ public final class IncidentReporter {
             firstStep = Math.min(firstStep, open.firstStep);
         }
         List<KernelBatch> before = new ArrayList<>();
-        List<KernelBatch> after = new ArrayList<>();
         for (KernelBatch b : in.baseline) {
             long t = b.getKernels().isEmpty() ? 0 : b.getKernels().get(0).getStartNs();
             // the drift is noticed after the window has absorbed the change: compare with clearly earlier steps
+            if (t < start - DRIFT_LOOKBACK_NS) {
+                before.add(b);
+            }
+        }
+        in.drifts.add(new PendingDrift(a, firstStep, absorbedSteps, absorbedRuns, before, System.currentTimeMillis()));
+    }
+
+    private record PendingDrift(Anomaly anomaly, long firstStep, long absorbedSteps, long absorbedRuns, List<KernelBatch> before, long sinceMs) {}
+
+    private void finishDrift(Instance in, PendingDrift p) {
+        Anomaly a = p.anomaly();
+        long start = a.getStartUnixNano();
+        long firstStep = p.firstStep();
+        long absorbedSteps = p.absorbedSteps();
+        long absorbedRuns = p.absorbedRuns();
+        List<KernelBatch> before = p.before();
+        List<KernelBatch> after = new ArrayList<>();
+        for (KernelBatch b : in.baseline) {
+            long t = b.getKernels().isEmpty() ? 0 : b.getKernels().get(0).getStartNs();
             if (t >= start) {
                 after.add(b);
-            } else if (t < start - DRIFT_LOOKBACK_NS) {
-                before.add(b);
             }
         }
         Triage t = Triager.triage(new Triager.Input(in.role, List.of(), Map.of(), after, before));
