@@ -46,9 +46,18 @@ public final class LogFollower {
         try {
             while (!stop.getAsBoolean()) {
                 if (!poll()) {
-                    Thread.sleep(pollMs);
+                    Thread.sleep(pollMs); // the poll interval: a file gives no notice of appends that works everywhere
                 }
             }
+            return finish();
+        } finally {
+            close();
+        }
+    }
+
+    /** The last poll when following stops: an unfinished last line was still being written, so it is cut. */
+    LogCounts finish() throws IOException {
+        try {
             poll();
             if (split.hasPartial()) {
                 split.dropPartial();
@@ -62,7 +71,7 @@ public final class LogFollower {
     }
 
     /** Reads what is new; true when the file was replaced and should be looked at again at once. */
-    private boolean poll() throws IOException {
+    boolean poll() throws IOException {
         long now = System.currentTimeMillis() * 1_000_000L;
         if (channel == null && !open()) {
             return false;
