@@ -238,6 +238,58 @@ class ModelsTest {
     }
 
     @Test
+    void aProducerWithoutTheKvContextIsTrackedAcrossItsLoadAndItsSlowdownsAreFlagged() {
+        // an iteration log: decode batches sweeping 4-90 requests, the requests' unreported attention
+        // cost wandering between 50 and 400 us each; a 1.6x slowdown of 40 steps every 2,000 steps
+        SplittableRandom rng = new SplittableRandom(21);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        double perRequest = 150e3;
+        long clean = 0;
+        long fp = 0;
+        long faulted = 0;
+        long caught = 0;
+        List<StepRecord> steps = new ArrayList<>();
+        for (int i = 0; i < 12_000; i++) {
+            perRequest = Math.max(50e3, Math.min(400e3, perRequest + 4e3 * Steps.gaussian(rng)));
+            int load = (int) Math.round(47 + 43 * Math.sin(i / 900.0));
+            int decode = Math.max(1, Math.min(96, load + (int) Math.round(3 * Steps.gaussian(rng))));
+            boolean fault = i > 1_000 && i % 2_000 < 40;
+            StepRecord s = Steps.logStep(rng, "log", i, i * STEP_NS, decode, perRequest, fault ? 1.6 : 1);
+            steps.add(s);
+            Assessment a = m.assess(s);
+            if (a.verdict() == Verdict.WARMING_UP) {
+                continue;
+            }
+            if (fault) {
+                faulted++;
+                caught += a.verdict() == Verdict.OUTLIER ? 1 : 0;
+            } else {
+                clean++;
+                fp += a.verdict() == Verdict.OUTLIER ? 1 : 0;
+            }
+        }
+        assertThat(faulted).isEqualTo(200);
+        assertThat((double) caught / faulted).as("recall").isGreaterThan(0.9);
+        assertThat((double) fp / clean).as("false positives").isLessThan(0.005);
+
+        // and its state survives a restore, the batch level included
+        RobustRoofline first = new RobustRoofline(RobustRoofline.Settings.defaults());
+        Map<String, ByteBuffer> store = new HashMap<>();
+        for (int i = 0; i < 6_000; i++) {
+            first.assess(steps.get(i));
+            store.putAll(first.dirty());
+        }
+        RobustRoofline restored = new RobustRoofline(RobustRoofline.Settings.defaults());
+        restored.restore(store);
+        for (int i = 6_000; i < 6_500; i++) {
+            Assessment a = first.assess(steps.get(i));
+            Assessment b = restored.assess(steps.get(i));
+            assertThat(b.expectedNs()).as("step %d", i).isEqualTo(a.expectedNs());
+            assertThat(b.verdict()).isEqualTo(a.verdict());
+        }
+    }
+
+    @Test
     void settingsAreValidated() {
         RobustRoofline.Settings d = RobustRoofline.Settings.defaults();
         assertThatThrownBy(() -> d.withBounds(5, 1.5, 1.2)).hasMessageContaining("minBoundRatio");

@@ -31,6 +31,20 @@ public final class Steps {
                 .setDecodeContextTokens(ctx).build();
     }
 
+    /**
+     * A decode step as a vLLM iteration log reports it: batch counts only, no KV context. Latency =
+     * (3 ms + 40 us/decode req + {@code perRequestNs}/decode req) * noise * slowdown, where the caller
+     * drifts {@code perRequestNs} (the requests' unreported attention cost) as their contexts change.
+     */
+    public static StepRecord logStep(SplittableRandom rng, String instance, long id, long startNs, int decode, double perRequestNs, double slowdown) {
+        double healthy = 3e6 + 40e3 * decode + perRequestNs * decode;
+        long latency = (long) (healthy * Math.exp(0.03 * gaussian(rng)) * slowdown);
+        return StepRecord.newBuilder().setInstanceId(instance).setRole(InstanceRole.MIXED).setStepId(id)
+                .setStartUnixNano(startNs).setEndUnixNano(startNs + latency).setLatencyNs(latency).setLatencySource(LatencySource.ITERATION_LOG)
+                .setRunningDepth(decode).setWaitingDepth(0).setNumPrefillReqs(0).setNumDecodeReqs(decode).setScheduledTokens(decode)
+                .setPrefillTokens(0).setDecodeTokens(decode).build();
+    }
+
     static double gaussian(SplittableRandom rng) {
         return Math.sqrt(-2 * Math.log(1 - rng.nextDouble())) * Math.cos(2 * Math.PI * rng.nextDouble());
     }

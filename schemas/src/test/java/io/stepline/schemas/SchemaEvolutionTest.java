@@ -162,4 +162,28 @@ class SchemaEvolutionTest {
         }
         return r;
     }
+
+    @Test
+    void rooflineHeaderWrittenBeforeTheBatchLevelIsReadWithAnEmptyOne() throws IOException {
+        List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName());
+        assertThat(history).hasSize(1);
+        Schema v1 = history.get(0);
+        assertThat(v1.getField("batch_level")).isNull();
+        GenericRecord old = new GenericData.Record(v1);
+        old.put("steps_seen", 512L);
+        old.put("steps_since_refit", 3);
+        old.put("extrapolated_steps", 4L);
+        old.put("beyond_steps", 1L);
+        old.put("elevated_share", 0.05);
+        old.put("level", 1.07);
+        old.put("drift_current", java.nio.ByteBuffer.wrap(new byte[] {1, 2}));
+        old.put("drift_current_tail_mask", java.nio.ByteBuffer.wrap(new byte[] {3}));
+        old.put("drift_current_start_ns", 99L);
+        byte[] bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old).array();
+
+        io.stepline.events.RooflineStateHeader current = Serdes.ROOFLINE_STATE_HEADER.decode(bytes);
+        assertThat(current.getStepsSeen()).isEqualTo(512L);
+        assertThat(current.getLevel()).isEqualTo(1.07);
+        assertThat(current.getBatchLevel()).isEmpty();
+    }
 }

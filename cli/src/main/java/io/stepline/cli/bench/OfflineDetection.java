@@ -1,6 +1,7 @@
 package io.stepline.cli.bench;
 
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.BufferedWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -17,6 +18,9 @@ import io.stepline.events.Verdict;
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.otlp.SpanFragment;
 import io.stepline.ingest.topology.StepAssembler;
+import io.stepline.ingest.logs.LogInstances;
+import io.stepline.ingest.logs.LogStepAssembler;
+import io.stepline.ingest.validation.Rejection;
 import io.stepline.roofline.model.Assessment;
 import io.stepline.roofline.model.LatencyDetector;
 import io.stepline.roofline.model.PaperRoofline;
@@ -26,30 +30,20 @@ import io.stepline.roofline.model.robust.RobustRoofline;
  * Detection over an OTLP/JSON trace file without Kafka, for quick model iterations: the same
  * ingest assembler and the same detector the pipeline runs, steps judged per instance in the order
  * ingest emits them. Writes anomalies as JSON lines (instance, step_id, verdict, ratio).
- * Args: TRACES OUT [robust|paper].
+ * Args: FILE[,FILE...] OUT [robust|paper], where a FILE is OTLP/JSON traces or a vLLM log ({@code .log}).
  */
 public final class OfflineDetection {
     private OfflineDetection() {}
 
     public static void main(String[] args) throws Exception {
-        Path in = Path.of(args[0]);
         Path out = Path.of(args[1]);
         Supplier<LatencyDetector> factory = args.length > 2 && args[2].equals("paper") ? PaperRoofline::new
                 : () -> new RobustRoofline(RobustRoofline.Settings.defaults());
         StepAssembler assembler = new StepAssembler(0);
         StepAssembler.State state = StepAssembler.State.inMemory();
         StepCollector sink = new StepCollector();
-        try (BufferedReader r = Files.newBufferedReader(in, StandardCharsets.UTF_8)) {
-            String line;
-            while ((line = r.readLine()) != null) {
-                if (line.isBlank()) {
-                    continue;
-                }
-                byte[] bytes = OtlpDecoder.json(line).toByteArray();
-                for (SpanFragment f : OtlpDecoder.fragments(bytes)) {
-                    assembler.accept(f, 0, state, sink);
-                }
-            }
+        for (String file : args[0].split(",")) {
+            read(Path.of(file), assembler, state, sink);
         }
         assembler.expire(Long.MAX_VALUE, state, sink);
         List<StepRecord> steps = sink.steps;
@@ -88,6 +82,42 @@ public final class OfflineDetection {
             String extra = d instanceof RobustRoofline rr ? String.format(Locale.ROOT, " extrapolated=%d cells=%d", rr.extrapolatedSteps(), rr.cellCount()) : "";
             System.out.printf(Locale.ROOT, "  %s: steps=%d bound=%.3f level=%.3f state=%dB%s%n", e.getKey(), d.stepsSeen(), d.boundRatio(),
                     d.driftRatio(), d.stateBytes(), extra);
+        }
+    }
+
+    private static void read(Path in, StepAssembler assembler, StepAssembler.State state, StepCollector sink) throws IOException {
+        boolean log = in.getFileName().toString().endsWith(".log");
+        LogStepAssembler logs = new LogStepAssembler(0);
+        String source = LogInstances.fromFileName(in.getFileName().toString());
+        LogStepAssembler.Output logSink = new LogStepAssembler.Output() {
+            @Override
+            public void step(StepRecord step) {
+                sink.step(step);
+            }
+
+            @Override
+            public void reject(Rejection why, byte[] payload) {
+                sink.rejected++;
+            }
+        };
+        try (BufferedReader r = Files.newBufferedReader(in, StandardCharsets.UTF_8)) {
+            String line;
+            while ((line = r.readLine()) != null) {
+                if (line.isBlank()) {
+                    continue;
+                }
+                if (log) {
+                    logs.accept(source, line, 0, 0, state, logSink);
+                    continue;
+                }
+                byte[] bytes = OtlpDecoder.json(line).toByteArray();
+                for (SpanFragment f : OtlpDecoder.fragments(bytes)) {
+                    assembler.accept(f, 0, state, sink);
+                }
+            }
+        }
+        if (log) {
+            logs.expire(Long.MAX_VALUE, state, logSink);
         }
     }
 }
