@@ -13,12 +13,15 @@ import java.util.List;
  * @param flaggedSteps distinct flagged (instance, step) pairs, the truth knows them or not
  * @param episodes     fault episodes that are not sustained regressions
  * @param episodesFound those of them with at least one flagged scored step
+ * @param detectableEpisodes those of them with a scored step slowed at least {@code minSlowdown}
+ * @param detectableFound    those of the detectable ones with at least one flagged scored step
  * @param incidents    incidents read, or null when no incidents file was given
  * @param sustained    each sustained regression and whether it was reported on its instance
  * @param perType      step recall per fault type, in the order the types first occur in the truth
  * @param perInstance  per instance, in the order they first occur in the truth
  */
-public record Evaluation(double minSlowdown, StepTally steps, long flaggedSteps, int episodes, int episodesFound, Long incidents,
+public record Evaluation(double minSlowdown, StepTally steps, long flaggedSteps, int episodes, int episodesFound,
+                         int detectableEpisodes, int detectableFound, Long incidents,
                          List<SustainedFinding> sustained, List<TypeFigures> perType, List<InstanceFigures> perInstance) {
 
     /** A sustained regression of the truth and whether the detector reported one on its instance. */
@@ -43,6 +46,11 @@ public record Evaluation(double minSlowdown, StepTally steps, long flaggedSteps,
     /** Flagged share of the episodes (sustained regressions apart); null when there are none. */
     public Double episodeRecall() {
         return StepTally.ratio(episodesFound, episodes);
+    }
+
+    /** Flagged share of the detectable episodes (not a score.py figure); null when there are none. */
+    public Double detectableEpisodeRecall() {
+        return StepTally.ratio(detectableFound, detectableEpisodes);
     }
 
     /**

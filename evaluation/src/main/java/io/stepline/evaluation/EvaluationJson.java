@@ -44,6 +44,9 @@ public final class EvaluationJson {
         o.put("unscorable_steps", s.unscorable());
         o.put("sustained_steps", s.inSustained());
         o.put("episodes_found", e.episodesFound());
+        o.put("detectable_episodes", e.detectableEpisodes());
+        o.put("detectable_episodes_found", e.detectableFound());
+        o.put("detectable_episode_recall", e.detectableEpisodeRecall());
         o.put("sustained_episodes", e.sustained().size());
         o.put("sustained_reported", e.sustainedReported());
         o.put("incidents", e.incidents());

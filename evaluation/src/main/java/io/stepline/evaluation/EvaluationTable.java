@@ -19,6 +19,8 @@ public final class EvaluationTable {
                 of(s.intrinsicFlagged(), s.intrinsic(), "steps (natural variance: neither right nor wrong)"));
         head.row("step precision", ratio(s.stepPrecision()), of(s.faultedFlagged(), s.scoredFlagged(), "flagged steps are faulted"));
         head.row("fault episodes found", ratio(e.episodeRecall()), of(e.episodesFound(), e.episodes(), "episodes"));
+        head.row("  with a step " + slow, ratio(e.detectableEpisodeRecall()), of(e.detectableFound(), e.detectableEpisodes(),
+                "episodes with a scored step slowed " + slow + " (the others are unscorable or slowed by less)"));
         head.row("incidents per episode", e.incidentsPerEpisode() == null ? "-" : String.format(Locale.ROOT, "%.2f", e.incidentsPerEpisode()),
                 e.incidents() == null ? "no incidents file given"
                         : String.format(Locale.ROOT, "%,d incidents, %,d episodes with the sustained regressions", e.incidents(),

@@ -27,6 +27,9 @@ import io.stepline.evaluation.truth.TruthStep;
  * <li>step precision: faulted share of the flagged steps (any label but clean and intrinsic is
  *     faulted);</li>
  * <li>episode recall: share of the other episodes with at least one flagged step;</li>
+ * <li>(not in score.py) the same over the episodes that have a scorable step slowed at least the
+ *     minimum slowdown: an episode whose steps are all unscorable, or all slowed by a few percent,
+ *     can be found by no detector that is not flagging clean steps too;</li>
  * <li>incidents per episode: incidents over all episodes, sustained ones included.</li>
  * </ul>
  */
@@ -61,6 +64,7 @@ public final class Evaluator {
         Map<String, StepTally> byInstance = new LinkedHashMap<>();
         Map<String, long[]> byType = new LinkedHashMap<>();
         Set<String> hit = new HashSet<>();
+        Set<String> detectable = new HashSet<>();
         truth.forEachStep((t, line) -> {
             StepTally instance = byInstance.computeIfAbsent(t.instance(), k -> new StepTally());
             if (!t.scorable()) {
@@ -100,6 +104,7 @@ public final class Evaluator {
                             throw new BadInputException(truth.stepsFile(), line, "fault_id " + t.faultId() + " is not in "
                                     + TruthDirectory.FAULTS);
                         }
+                        detectable.add(t.faultId());
                         total.countSlowed(flagged);
                         instance.countSlowed(flagged);
                         long[] counts = byType.computeIfAbsent(type, k -> new long[2]);
@@ -112,6 +117,7 @@ public final class Evaluator {
 
         int transients = 0;
         int found = 0;
+        int detectableFound = 0;
         Map<String, int[]> episodesByInstance = new LinkedHashMap<>(); // {episodes, found, sustained, reported}
         for (TruthEpisode e : episodes) {
             if (sustained.containsKey(e.faultId())) {
@@ -120,6 +126,7 @@ public final class Evaluator {
             boolean isHit = hit.contains(e.faultId());
             transients++;
             found += isHit ? 1 : 0;
+            detectableFound += isHit && detectable.contains(e.faultId()) ? 1 : 0;
             int[] c = episodesByInstance.computeIfAbsent(e.instance(), k -> new int[4]);
             c[0]++;
             c[1] += isHit ? 1 : 0;
@@ -143,6 +150,8 @@ public final class Evaluator {
             perInstance.add(new Evaluation.InstanceFigures(instance, tally, c[0], c[1], c[2], c[3]));
         });
         Long incidents = detections.incidents().isPresent() ? detections.incidents().getAsLong() : null;
-        return new Evaluation(minSlowdown, total, detections.flaggedSteps(), transients, found, incidents, findings, perType, perInstance);
+        int detectableEpisodes = (int) episodes.stream().filter(e -> !sustained.containsKey(e.faultId()) && detectable.contains(e.faultId())).count();
+        return new Evaluation(minSlowdown, total, detections.flaggedSteps(), transients, found, detectableEpisodes, detectableFound, incidents,
+                findings, perType, perInstance);
     }
 }

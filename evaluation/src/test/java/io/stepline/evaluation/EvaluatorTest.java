@@ -35,6 +35,15 @@ class EvaluatorTest {
     }
 
     @Test
+    void detectableEpisodesAreThoseWithAStepSlowedAtLeastTheMinimum() throws Exception {
+        Path dir = SmallSet.dir();
+        Evaluation e = new Evaluator(2.5).evaluate(TruthDirectory.open(dir), Detections.read(dir.resolve("anomalies.jsonl"), null));
+        // at 2.5x only b-f0 (b2 3.0x, b3 2.5x) qualifies: a-f0 peaks at 2.0x, a-f1's 1.7x step is unscorable
+        assertThat(List.of(e.episodes(), e.episodesFound(), e.detectableEpisodes(), e.detectableFound())).containsExactly(3, 2, 1, 0);
+        assertThat(e.detectableEpisodeRecall()).isEqualTo(0.0);
+    }
+
+    @Test
     void everyFigureOfTheHandMadeSet() throws Exception {
         Path dir = SmallSet.dir();
         Evaluation e = evaluate(dir, dir.resolve("anomalies.jsonl"), dir.resolve("incidents.jsonl"));
@@ -62,6 +71,8 @@ class EvaluatorTest {
         assertThat(e.episodes()).isEqualTo(3);
         assertThat(e.episodesFound()).isEqualTo(2);
         assertThat(e.episodeRecall()).isCloseTo(2.0 / 3, within(1e-15));
+        // each of them has a scored step >= 1.5x (a3, a6/a7, b2/b3)
+        assertThat(List.of(e.detectableEpisodes(), e.detectableFound())).containsExactly(3, 2);
         // four incidents (the blank line is none) over three episodes and one sustained regression
         assertThat(e.incidents()).isEqualTo(4L);
         assertThat(e.incidentsPerEpisode()).isEqualTo(1.0);
