@@ -290,6 +290,61 @@ class ModelsTest {
     }
 
     @Test
+    void aLongThrottleOnAProducerWithoutTheKvContextIsStillFlaggedAtItsEnd() {
+        // the level follows what the log does not report; a 1.6x throttle of 700 steps must not become the new normal
+        SplittableRandom rng = new SplittableRandom(22);
+        double perRequest = 150e3;
+        List<StepRecord> steps = new ArrayList<>();
+        for (int i = 0; i < 5_000; i++) {
+            perRequest = Math.max(50e3, Math.min(400e3, perRequest + 2e3 * Steps.gaussian(rng)));
+            int decode = Math.max(1, Math.min(96, (int) Math.round(40 + 30 * Math.sin(i / 700.0) + 3 * Steps.gaussian(rng))));
+            steps.add(Steps.logStep(rng, "log", i, i * STEP_NS, decode, perRequest, i >= 4_000 && i < 4_700 ? 1.6 : 1));
+        }
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        Map<String, ByteBuffer> store = new HashMap<>();
+        int flaggedLast100 = 0;
+        int flaggedAfter = 0;
+        for (int i = 0; i < steps.size(); i++) {
+            Assessment a = m.assess(steps.get(i));
+            if (i == 4_300) {
+                store.putAll(m.dirty());
+            }
+            flaggedLast100 += i >= 4_600 && i < 4_700 && a.verdict() == Verdict.OUTLIER ? 1 : 0;
+            flaggedAfter += i >= 4_750 && a.verdict() == Verdict.OUTLIER ? 1 : 0;
+        }
+        assertThat(flaggedLast100).as("still flagged at its end").isGreaterThanOrEqualTo(95);
+        assertThat(flaggedAfter).as("and the steps after it are normal again").isLessThanOrEqualTo(2);
+    }
+
+    @Test
+    void aProducerWithoutTheKvContextRestoredInsideAnEpisodeJudgesAsIfUninterrupted() {
+        SplittableRandom rng = new SplittableRandom(23);
+        double perRequest = 150e3;
+        List<StepRecord> steps = new ArrayList<>();
+        for (int i = 0; i < 3_000; i++) {
+            perRequest = Math.max(50e3, Math.min(400e3, perRequest + 2e3 * Steps.gaussian(rng)));
+            int decode = Math.max(1, Math.min(96, (int) Math.round(40 + 30 * Math.sin(i / 500.0) + 3 * Steps.gaussian(rng))));
+            steps.add(Steps.logStep(rng, "log", i, i * STEP_NS, decode, perRequest, i >= 2_000 && i < 2_400 ? 1.6 : 1));
+        }
+        RobustRoofline uninterrupted = new RobustRoofline(RobustRoofline.Settings.defaults());
+        RobustRoofline first = new RobustRoofline(RobustRoofline.Settings.defaults());
+        Map<String, ByteBuffer> store = new HashMap<>();
+        for (int i = 0; i < 2_200; i++) { // cut inside the slowdown, the latch closed
+            uninterrupted.assess(steps.get(i));
+            first.assess(steps.get(i));
+            store.putAll(first.dirty());
+        }
+        RobustRoofline restored = new RobustRoofline(RobustRoofline.Settings.defaults());
+        restored.restore(store);
+        for (int i = 2_200; i < steps.size(); i++) {
+            Assessment a = uninterrupted.assess(steps.get(i));
+            Assessment b = restored.assess(steps.get(i));
+            assertThat(b.expectedNs()).as("step %d", i).isEqualTo(a.expectedNs());
+            assertThat(b.verdict()).as("step %d", i).isEqualTo(a.verdict());
+        }
+    }
+
+    @Test
     void settingsAreValidated() {
         RobustRoofline.Settings d = RobustRoofline.Settings.defaults();
         assertThatThrownBy(() -> d.withBounds(5, 1.5, 1.2)).hasMessageContaining("minBoundRatio");

@@ -36,6 +36,9 @@ import io.stepline.schemas.Serdes;
  *     or 2.5 sigma) teach a well-filled cell, so a fault of a thousand steps stays a fault, and a
  *     regression of 1.2x is not learned as the new normal. {@link DriftWatch} reports such a shift
  *     as a SUSTAINED_REGRESSION, and the model re-anchors its level on it.</li>
+ * <li>Producers that never report the KV context (vLLM's iteration log): the level, which follows
+ *     what the producer does not report, is a line in the decode batch ({@link BatchLevel}), and an
+ *     {@link EpisodeLatch} holds it and the cells still through an abrupt slowdown.</li>
  * </ul>
  * State: Avro records through the schemas' history: a small header that every step changes
  * (RooflineStateHeader), the fit and drift blocks that change every refit or hundred steps
@@ -144,6 +147,8 @@ public final class RobustRoofline implements LatencyDetector {
     private double level = 1;
     /** Producers without the KV context: what the level does not say, a line in the decode batch. */
     private final BatchLevel batchLevel = new BatchLevel();
+    /** Producers without the KV context: holds the batch level and the cells still through an abrupt slowdown. */
+    private final EpisodeLatch latch = new EpisodeLatch();
     private long version;
     private long steps;
     private int sinceRefit;
@@ -243,6 +248,7 @@ public final class RobustRoofline implements LatencyDetector {
         if (alarm != null) {
             alarms++;
             shift = new Assessment.Drift(alarm.ratio(), alarm.sinceNs(), referenceVersion);
+            latch.release();
             if (byBatch()) {
                 batchLevel.scale(alarm.ratio());
             } else if (!levelMoved) {
@@ -253,7 +259,8 @@ public final class RobustRoofline implements LatencyDetector {
         }
         boolean filled = cells.count(slot) >= s.pointsPerCell() / 2;
         double learnLog = Math.max(Math.log(s.learnRatio()), 2.5 * sigma);
-        if (!outlier && known && byBatch()) {
+        boolean latched = byBatch() && latch.observe(outlier, logRatio, learnLog);
+        if (!outlier && known && byBatch() && !latched) {
             // A producer that never reports the KV context drifts by more than the learning margin as its
             // decode requests' contexts grow: its batch level follows every judged step, each pulled by at
             // most the margin, so it cannot lose track (and a slow regression looks like drift). Learning only
@@ -266,7 +273,7 @@ public final class RobustRoofline implements LatencyDetector {
             // the model, while abrupt slowdowns, far from it, teach it nothing.
             level *= Math.exp(LEVEL_ALPHA * logRatio);
         }
-        if (!outlier && (filled ? logRatio <= learnLog : calm)) {
+        if (!outlier && !latched && (filled ? logRatio <= learnLog : calm)) {
             point[5] = (float) (lat / levelHere);
             cells.add(key, steps, point);
         } else {
@@ -507,8 +514,12 @@ public final class RobustRoofline implements LatencyDetector {
     }
 
     private RooflineStateHeader header() {
-        return new RooflineStateHeader(steps, sinceRefit, extrapolated, beyond, elevatedShare, level, ByteBuffer.wrap(drift.currentBlock()),
-                ByteBuffer.wrap(drift.currentTailMask()), drift.currentStartNs(), batchLevel.state());
+        RooflineStateHeader.Builder h = RooflineStateHeader.newBuilder().setStepsSeen(steps).setStepsSinceRefit(sinceRefit)
+                .setExtrapolatedSteps(extrapolated).setBeyondSteps(beyond).setElevatedShare(elevatedShare).setLevel(level)
+                .setDriftCurrent(ByteBuffer.wrap(drift.currentBlock())).setDriftCurrentTailMask(ByteBuffer.wrap(drift.currentTailMask()))
+                .setDriftCurrentStartNs(drift.currentStartNs()).setBatchLevel(batchLevel.state());
+        latch.saveTo(h);
+        return h.build();
     }
 
     private RooflineStateFit fitState() {
@@ -546,6 +557,7 @@ public final class RobustRoofline implements LatencyDetector {
         elevatedShare = st.getElevatedShare();
         level = st.getLevel();
         batchLevel.restore(st.getBatchLevel());
+        latch.restore(st);
         List<Integer> elevated = List.of();
         List<Integer> medians = List.of();
         List<Long> starts = List.of();
