@@ -345,6 +345,22 @@ class ModelsTest {
     }
 
     @Test
+    void aStallManyTimesItsOwnWorksTypicalTimeIsFlaggedBeforeWarmUpEnds() {
+        SplittableRandom rng = new SplittableRandom(24);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        for (int i = 0; i < 100; i++) {
+            assertThat(m.assess(Steps.logStep(rng, "log", i, i * STEP_NS, 56, 100e3, 1)).verdict()).isEqualTo(Verdict.WARMING_UP);
+        }
+        // a slow step is not judged yet, but one 50 times its batch's usual time is a stall
+        assertThat(m.assess(Steps.logStep(rng, "log", 100, 100 * STEP_NS, 56, 100e3, 1.8)).verdict()).isEqualTo(Verdict.WARMING_UP);
+        Assessment stall = m.assess(Steps.logStep(rng, "log", 101, 101 * STEP_NS, 56, 100e3, 50));
+        assertThat(stall.verdict()).isEqualTo(Verdict.OUTLIER);
+        assertThat(stall.ratio()).isBetween(40.0, 60.0);
+        // work the instance has not run six times yet has no typical time: not judged
+        assertThat(m.assess(Steps.logStep(rng, "log", 102, 102 * STEP_NS, 5, 100e3, 50)).verdict()).isEqualTo(Verdict.WARMING_UP);
+    }
+
+    @Test
     void settingsAreValidated() {
         RobustRoofline.Settings d = RobustRoofline.Settings.defaults();
         assertThatThrownBy(() -> d.withBounds(5, 1.5, 1.2)).hasMessageContaining("minBoundRatio");

@@ -6,6 +6,7 @@ import java.io.BufferedWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -39,13 +40,7 @@ public final class OfflineDetection {
         Path out = Path.of(args[1]);
         Supplier<LatencyDetector> factory = args.length > 2 && args[2].equals("paper") ? PaperRoofline::new
                 : () -> new RobustRoofline(RobustRoofline.Settings.defaults());
-        StepAssembler assembler = new StepAssembler(0);
-        StepAssembler.State state = StepAssembler.State.inMemory();
-        StepCollector sink = new StepCollector();
-        for (String file : args[0].split(",")) {
-            read(Path.of(file), assembler, state, sink);
-        }
-        assembler.expire(Long.MAX_VALUE, state, sink);
+        StepCollector sink = assemble(Arrays.stream(args[0].split(",")).map(Path::of).toList());
         List<StepRecord> steps = sink.steps;
         if (sink.rejected > 0) {
             System.err.println(sink.rejected + " inputs rejected");
@@ -83,6 +78,18 @@ public final class OfflineDetection {
             System.out.printf(Locale.ROOT, "  %s: steps=%d bound=%.3f level=%.3f state=%dB%s%n", e.getKey(), d.stepsSeen(), d.boundRatio(),
                     d.driftRatio(), d.stateBytes(), extra);
         }
+    }
+
+    /** The steps ingest makes of the files (OTLP/JSON traces or vLLM logs), each instance's in the order ingest emits them. */
+    static StepCollector assemble(List<Path> files) throws IOException {
+        StepAssembler assembler = new StepAssembler(0);
+        StepAssembler.State state = StepAssembler.State.inMemory();
+        StepCollector sink = new StepCollector();
+        for (Path file : files) {
+            read(file, assembler, state, sink);
+        }
+        assembler.expire(Long.MAX_VALUE, state, sink);
+        return sink;
     }
 
     private static void read(Path in, StepAssembler assembler, StepAssembler.State state, StepCollector sink) throws IOException {

@@ -52,8 +52,9 @@ public final class RobustRoofline implements LatencyDetector {
                            double extrapolationFactor, double maxExtrapolationBoundRatio, double minExcessNs, double learnRatio,
                            int pointsPerCell, int maxCells, DriftWatch.Settings drift) {
         /**
-         * Steps seen before the first fit (WARMING_UP until then). 64 with refits every 32 steps while
-         * young was tried: it judges the short real vLLM logs (158 steps per rank in phase427) but
+         * Steps seen before the first fit (WARMING_UP until then, but for stalls far beyond their own
+         * work's typical time, {@link RobustRoofline#WARM_UP_GROSS_RATIO}). 64 with refits every 32 steps
+         * while young was tried: it judges the short real vLLM logs (158 steps per rank in phase427) but
          * raised the validation log instance's false positives several-fold (docs/BENCHMARKS.md).
          */
         public static final int DEFAULT_BOOTSTRAP_STEPS = 200;
@@ -124,6 +125,12 @@ public final class RobustRoofline implements LatencyDetector {
      * level of a healthy instance wanders by up to ~10% over thousands of steps (seen on the validation traces).
      */
     static final double LEVEL_SHIFT_RATIO = 1.15;
+    /**
+     * Before the first fit, a step this many times slower than the median of its own cell's (full) points
+     * is flagged: the phase427 log's 2.6 s profiler stall among ~34 ms decode steps of the same batch
+     * comes 95 steps into a 158-step rank, long before warm-up ends.
+     */
+    static final double WARM_UP_GROSS_RATIO = 3;
     /** A step whose feature exceeds the training maximum by this factor is beyond what the model knows. */
     static final double BEYOND_FACTOR = 1.5;
     /** Weight of one step in the running share of elevated steps (a memory of ~50 steps). */
@@ -192,6 +199,15 @@ public final class RobustRoofline implements LatencyDetector {
         double bx = BatchLevel.x(d);
         double levelHere = levelAt(bx);
         if (!fitted) {
+            double typical = cells.count(slot) >= s.pointsPerCell() ? cellMedian(slot) : Double.NaN;
+            if (lat > WARM_UP_GROSS_RATIO * typical && lat - typical >= s.minExcessNs()) {
+                // no fit yet, but the same work ran many times at a fraction of this: a stall (a profiler
+                // starting, a host hiccup) that a short log would otherwise end before warm-up does; not learned
+                cells.touch(slot, steps);
+                double ratio = lat / typical;
+                return new Assessment(Verdict.OUTLIER, typical, WARM_UP_GROSS_RATIO * typical, ratio, Assessment.severityOf(ratio), version,
+                        false, null);
+            }
             point[5] = (float) (lat / levelHere);
             cells.add(key, steps, point);
             boolean refitted = ++sinceRefit >= s.bootstrapSteps() && cells.points() >= 2 * CostBasis.SIZE && refit();
@@ -404,6 +420,18 @@ public final class RobustRoofline implements LatencyDetector {
             referenceVersion = version;
         }
         return true;
+    }
+
+    /** Median latency of a cell's points (as stored: divided by the level of their time). */
+    private double cellMedian(int slot) {
+        int m = cells.count(slot);
+        double[] v = new double[m];
+        float[] pt = new float[WorkCells.POINT_WIDTH];
+        for (int j = 0; j < m; j++) {
+            cells.point(slot, j, pt);
+            v[j] = pt[5];
+        }
+        return median(v);
     }
 
     private static double median(double[] v) {
