@@ -1,0 +1,170 @@
+package io.stepline.roofline.topology;
+
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+import io.stepline.events.Anomaly;
+import io.stepline.events.AnomalyKind;
+import io.stepline.events.LatencySource;
+import io.stepline.events.RooflineModel;
+import io.stepline.events.Severity;
+import io.stepline.events.StepRecord;
+import io.stepline.events.StepVerdict;
+import io.stepline.events.Verdict;
+import io.stepline.roofline.DetectorConfig;
+import io.stepline.roofline.model.Assessment;
+import io.stepline.roofline.model.LatencyDetector;
+import io.stepline.roofline.model.StepFeatures;
+import io.stepline.roofline.retention.RetentionStats;
+import io.stepline.roofline.topology.RetentionInput.Judgement;
+import io.stepline.schemas.Topics;
+
+/**
+ * Judges steps with their instance's model: a verdict for every step with a latency, an anomaly
+ * for an outlier or a sustained regression, the model when it was refitted, and the judgement to
+ * {@link KernelRetention} (its child) so the step's kernel batches can be decided. Model state is
+ * persisted as deltas (header + changed ring slots) in a changelogged store, so a restarted task
+ * continues with exactly the model it had at its last commit.
+ *
+ * <p>Outputs are encoded records for the sinks and {@link Judgement}s for the retention child,
+ * hence the {@code Object} forward type.
+ */
+final class StepJudge implements Processor<String, byte[], String, Object> {
+    private final DetectorConfig cfg;
+    private final RetentionStats stats;
+    private ProcessorContext<String, Object> ctx;
+    private KeyValueStore<String, byte[]> models;
+    private final Map<String, LatencyDetector> detectors = new HashMap<>();
+
+    StepJudge(DetectorConfig cfg) {
+        this.cfg = cfg;
+        this.stats = cfg.stats();
+    }
+
+    @Override
+    public void init(ProcessorContext<String, Object> context) {
+        this.ctx = context;
+        this.models = context.getStateStore(RooflineTopology.MODEL_STORE);
+    }
+
+    @Override
+    public void process(Record<String, byte[]> record) {
+        StepRecord s;
+        try {
+            // the counters only: phases and trace ids are read below for the rare step an anomaly carries
+            s = io.stepline.schemas.Serdes.STEP.decodeLeading(record.value());
+        } catch (RuntimeException e) {
+            DeadLetterRoute.forward(ctx, record, record.value(), "UNDECODABLE_STEP", e.getMessage(), Topics.STEPS.topicName());
+            return;
+        }
+        if (s.getLatencySource() == LatencySource.SCHEDULE_ONLY || s.getLatencySource() == LatencySource.NONE) {
+            stats.stepsWithoutLatency.increment();
+            return; // no latency known (only schedule() was timed, or no successor): nothing to judge
+        }
+        String inst = s.getInstanceId();
+        LatencyDetector d = detector(inst);
+        Assessment a = d.assess(s);
+        persist(inst, d);
+        // every field given: Avro's builder would validate and deep-copy defaults for each of the steps
+        StepVerdict v = new StepVerdict(inst, s.getStepId(), s.getStartUnixNano(), s.getEndUnixNano(), s.getLatencyNs(),
+                a.expectedNs(), a.boundNs(), a.ratio(), a.verdict(), a.severity(), d.kind(), a.modelVersion(),
+                StepFeatures.processedTokens(s), record.timestamp() * 1_000_000L);
+        ctx.forward(record.withValue(io.stepline.schemas.Serdes.VERDICT.encode(v)), RooflineTopology.VERDICTS_SINK);
+        if (a.verdict() == Verdict.OUTLIER) {
+            StepRecord whole = wholeStep(record, s);
+            Anomaly an = Anomaly.newBuilder().setAnomalyId(inst + "/" + s.getStepId()).setInstanceId(inst).setKind(AnomalyKind.OUTLIER)
+                    .setSeverity(a.severity()).setStartUnixNano(s.getStartUnixNano()).setEndUnixNano(s.getEndUnixNano())
+                    .setStepId(s.getStepId()).setLatencyNs(s.getLatencyNs()).setExpectedNs(a.expectedNs()).setBoundNs(a.boundNs())
+                    .setDeviationRatio(a.ratio()).setModelKind(d.kind()).setModelVersion(a.modelVersion()).setStep(whole).build();
+            ctx.forward(record.withValue(io.stepline.schemas.Serdes.ANOMALY.encode(an)), RooflineTopology.ANOMALIES_SINK);
+        }
+        if (a.drift() != null) {
+            Anomaly an = Anomaly.newBuilder().setAnomalyId(inst + "/drift/" + s.getStepId()).setInstanceId(inst)
+                    .setKind(AnomalyKind.SUSTAINED_REGRESSION).setSeverity(a.drift().ratio() >= 1.5 ? Severity.HIGH : Severity.MEDIUM)
+                    .setStartUnixNano(a.drift().sinceNs()).setEndUnixNano(s.getEndUnixNano()).setStepId(s.getStepId())
+                    .setDeviationRatio(a.drift().ratio()).setModelKind(d.kind()).setModelVersion(a.modelVersion())
+                    .setReferenceModelVersion(a.drift().referenceVersion()).build();
+            ctx.forward(record.withValue(io.stepline.schemas.Serdes.ANOMALY.encode(an)), RooflineTopology.ANOMALIES_SINK);
+        }
+        if (a.refitted()) {
+            ctx.forward(record.withValue(io.stepline.schemas.Serdes.ROOFLINE.encode(roofline(inst, d, s.getEndUnixNano()))),
+                    RooflineTopology.ROOFLINES_SINK);
+        }
+        ctx.forward(record.withValue(new Judgement(s.getStepId(), a.verdict(), a.ratio())), RooflineTopology.RETENTION);
+    }
+
+    /**
+     * The whole step record of an outlier, phases and trace ids included. Bytes whose counters read
+     * but whose rest does not (a producer other than ingest) are dead-lettered; the anomaly then
+     * carries the step's counters only.
+     */
+    private StepRecord wholeStep(Record<String, byte[]> record, StepRecord counters) {
+        try {
+            return io.stepline.schemas.Serdes.STEP.decode(record.value());
+        } catch (RuntimeException e) {
+            DeadLetterRoute.forward(ctx, record, record.value(), "UNDECODABLE_STEP", e.getMessage(), Topics.STEPS.topicName());
+            counters.setPhases(List.of());
+            counters.setDegraded(List.of());
+            return counters;
+        }
+    }
+
+    private static RooflineModel roofline(String inst, LatencyDetector d, long nowNs) {
+        RooflineModel.Builder m = RooflineModel.newBuilder().setInstanceId(inst).setModelKind(d.kind()).setVersion(d.version())
+                .setFittedAtUnixNano(nowNs).setStepsSeen(d.stepsSeen()).setFeatureNames(Arrays.asList(d.featureNames()))
+                .setCoefficients(Arrays.stream(d.coefficients()).boxed().toList()).setInterceptNs(d.interceptNs())
+                .setBoundRatio(d.boundRatio());
+        if (d.referenceCoefficients() != null) {
+            m.setReferenceCoefficients(Arrays.stream(d.referenceCoefficients()).boxed().toList())
+                    .setReferenceInterceptNs(d.referenceInterceptNs()).setReferenceVersion(d.referenceVersion());
+        }
+        if (!Double.isNaN(d.driftRatio())) {
+            m.setDriftRatio(d.driftRatio());
+        }
+        return m.build();
+    }
+
+    private LatencyDetector detector(String inst) {
+        LatencyDetector d = detectors.get(inst);
+        if (d == null) {
+            d = cfg.detectorFactory().get();
+            Map<String, ByteBuffer> parts = new HashMap<>();
+            String prefix = "d|" + inst + "|";
+            try (KeyValueIterator<String, byte[]> it = models.prefixScan(prefix, Serdes.String().serializer())) {
+                while (it.hasNext()) {
+                    KeyValue<String, byte[]> kv = it.next();
+                    parts.put(kv.key.substring(prefix.length()), ByteBuffer.wrap(kv.value));
+                }
+            }
+            d.restore(parts);
+            detectors.put(inst, d);
+        }
+        return d;
+    }
+
+    private void persist(String inst, LatencyDetector d) {
+        for (Map.Entry<String, ByteBuffer> e : d.dirty().entrySet()) {
+            ByteBuffer b = e.getValue();
+            byte[] bytes = new byte[b.remaining()];
+            b.get(bytes);
+            models.put("d|" + inst + "|" + e.getKey(), bytes);
+        }
+    }
+
+    @Override
+    public void close() {
+        // the models live in the store: a task that comes back (here or elsewhere) rebuilds them from it
+        detectors.clear();
+    }
+}
