@@ -27,7 +27,7 @@ import io.stepline.events.StepVerdict;
 import io.stepline.kafka.ClusterOptions;
 import io.stepline.kafka.KafkaTarget;
 import io.stepline.reports.incident.IncidentReport;
-import io.stepline.roofline.eval.TruthScore;
+import io.stepline.evaluation.TruthScore;
 import io.stepline.schemas.Serdes;
 import io.stepline.schemas.Topics;
 import io.stepline.simulator.Presets;

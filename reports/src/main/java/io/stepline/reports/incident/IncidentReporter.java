@@ -39,7 +39,7 @@ import io.stepline.reports.html.ScatterPlot;
 import io.stepline.reports.perfetto.PerfettoTrace;
 import io.stepline.reports.triage.Triage;
 import io.stepline.reports.triage.Triager;
-import io.stepline.roofline.eval.OutlierRuns;
+import io.stepline.evaluation.OutlierRuns;
 
 /**
  * Turns the detector's output into incidents and reports, with no Kafka in sight: feed it
