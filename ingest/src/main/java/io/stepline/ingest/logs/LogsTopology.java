@@ -218,7 +218,7 @@ public final class LogsTopology {
         }
 
         private long ts() {
-            return timestamp > 0 ? timestamp : System.currentTimeMillis();
+            return timestamp > 0 ? timestamp : ctx.currentSystemTimeMs();
         }
 
         @Override
@@ -227,7 +227,8 @@ public final class LogsTopology {
             ByteBuffer v = ByteBuffer.wrap(record.value().bytes());
             long ref = v.getLong();
             String text = StandardCharsets.UTF_8.decode(v).toString();
-            assembler.accept(record.key(), text, ref, System.currentTimeMillis(), state, output);
+            // the punctuator's clock, the one expire() runs on: a held line's wait is measured on one clock
+            assembler.accept(record.key(), text, ref, ctx.currentSystemTimeMs(), state, output);
         }
     }
 }
