@@ -11,6 +11,7 @@ import com.google.protobuf.UnsafeByteOperations;
 import io.opentelemetry.proto.common.v1.AnyValue;
 import io.opentelemetry.proto.resource.v1.Resource;
 import io.opentelemetry.proto.trace.v1.Span;
+import io.stepline.schemas.otlp.StepAttributes;
 
 /**
  * Reads an OTLP traces protobuf into {@link SpanFragment}s without building protobuf-java objects
@@ -39,7 +40,7 @@ final class OtlpSpanReader {
         }
     }
 
-    static final String WORKER_RANK = "worker.rank";
+    static final String WORKER_RANK = StepAttributes.WORKER_RANK;
 
     private static final int VARINT = 0;
     private static final int FIXED64 = 1;

@@ -31,7 +31,7 @@ import io.stepline.ingest.validation.Rejection;
 public final class RequestMapper {
     public static final String SNAPSHOT = "step.REQUEST_SNAPSHOT";
     public static final String LLM_REQUEST = "llm_request";
-    public static final String JOURNEY_PREFIX = "journey.";
+    public static final String JOURNEY_PREFIX = io.stepline.schemas.otlp.StepAttributes.JOURNEY_PREFIX;
     /** The fork's API-side events on its llm_request span (other events there, and api.* events elsewhere, are not request events). */
     static final Map<String, RequestEventKind> API_EVENTS = Map.of("api.ARRIVED", RequestEventKind.API_ARRIVED,
             "api.HANDOFF_TO_CORE", RequestEventKind.API_HANDOFF_TO_CORE, "api.DEPARTED", RequestEventKind.API_DEPARTED,

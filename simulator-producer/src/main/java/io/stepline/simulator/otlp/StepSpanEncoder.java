@@ -9,6 +9,7 @@ import java.util.Map;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.opentelemetry.proto.trace.v1.TracesData;
 
+import io.stepline.schemas.otlp.StepAttributes;
 import io.stepline.simulator.SimulationConfig;
 import io.stepline.simulator.instance.Request;
 import io.stepline.simulator.instance.ScheduledBatch;
@@ -28,8 +29,8 @@ import io.stepline.simulator.instance.StepOutput;
  * outrun the fleet it imitates. An encoder is not thread-safe: it reuses one buffer.
  */
 public final class StepSpanEncoder {
-    public static final String STEP_SCOPE = "vllm.scheduler.step";
-    public static final String REQUEST_SCOPE = "vllm.llm_engine";
+    public static final String STEP_SCOPE = StepAttributes.STEP_SCOPE;
+    public static final String REQUEST_SCOPE = StepAttributes.REQUEST_SCOPE;
 
     // field numbers of opentelemetry/proto/trace/v1/trace.proto, common.proto and resource.proto
     private static final int TRACES_DATA_RESOURCE_SPANS = 1;
@@ -60,28 +61,28 @@ public final class StepSpanEncoder {
     private static final int SPAN_KIND_SERVER = 2;
 
     // attribute keys as the bytes of their KeyValue.key field, and span/event names, encoded once
-    private static final byte[] K_SERVICE_NAME = keyField("service.name");
-    private static final byte[] K_SERVICE_INSTANCE_ID = keyField("service.instance.id");
-    private static final byte[] K_VLLM_INSTANCE_ROLE = keyField("vllm.instance.role");
-    private static final byte[] K_VLLM_PARALLEL_TP_SIZE = keyField("vllm.parallel.tp_size");
-    private static final byte[] K_WORKER_RANK = keyField("worker.rank");
-    private static final byte[] K_STEP_ID = keyField("step.id");
-    private static final byte[] K_STEP_TS_START_NS = keyField("step.ts_start_ns");
-    private static final byte[] K_STEP_TS_END_NS = keyField("step.ts_end_ns");
-    private static final byte[] K_STEP_DURATION_US = keyField("step.duration_us");
-    private static final byte[] K_QUEUE_RUNNING_DEPTH = keyField("queue.running_depth");
-    private static final byte[] K_QUEUE_WAITING_DEPTH = keyField("queue.waiting_depth");
-    private static final byte[] K_BATCH_NUM_PREFILL_REQS = keyField("batch.num_prefill_reqs");
-    private static final byte[] K_BATCH_NUM_DECODE_REQS = keyField("batch.num_decode_reqs");
-    private static final byte[] K_BATCH_SCHEDULED_TOKENS = keyField("batch.scheduled_tokens");
-    private static final byte[] K_BATCH_PREFILL_TOKENS = keyField("batch.prefill_tokens");
-    private static final byte[] K_BATCH_DECODE_TOKENS = keyField("batch.decode_tokens");
-    private static final byte[] K_BATCH_NUM_FINISHED = keyField("batch.num_finished");
-    private static final byte[] K_BATCH_NUM_PREEMPTED = keyField("batch.num_preempted");
-    private static final byte[] K_KV_USAGE_GPU_RATIO = keyField("kv.usage_gpu_ratio");
-    private static final byte[] K_KV_BLOCKS_TOTAL_GPU = keyField("kv.blocks_total_gpu");
-    private static final byte[] K_KV_BLOCKS_FREE_GPU = keyField("kv.blocks_free_gpu");
-    private static final byte[] K_BATCH_DECODE_CONTEXT_TOKENS = keyField("batch.decode_context_tokens");
+    private static final byte[] K_SERVICE_NAME = keyField(StepAttributes.SERVICE_NAME);
+    private static final byte[] K_SERVICE_INSTANCE_ID = keyField(StepAttributes.SERVICE_INSTANCE_ID);
+    private static final byte[] K_VLLM_INSTANCE_ROLE = keyField(StepAttributes.VLLM_INSTANCE_ROLE);
+    private static final byte[] K_VLLM_PARALLEL_TP_SIZE = keyField(StepAttributes.VLLM_PARALLEL_TP_SIZE);
+    private static final byte[] K_WORKER_RANK = keyField(StepAttributes.WORKER_RANK);
+    private static final byte[] K_STEP_ID = keyField(StepAttributes.STEP_ID);
+    private static final byte[] K_STEP_TS_START_NS = keyField(StepAttributes.STEP_TS_START_NS);
+    private static final byte[] K_STEP_TS_END_NS = keyField(StepAttributes.STEP_TS_END_NS);
+    private static final byte[] K_STEP_DURATION_US = keyField(StepAttributes.STEP_DURATION_US);
+    private static final byte[] K_QUEUE_RUNNING_DEPTH = keyField(StepAttributes.QUEUE_RUNNING_DEPTH);
+    private static final byte[] K_QUEUE_WAITING_DEPTH = keyField(StepAttributes.QUEUE_WAITING_DEPTH);
+    private static final byte[] K_BATCH_NUM_PREFILL_REQS = keyField(StepAttributes.BATCH_NUM_PREFILL_REQS);
+    private static final byte[] K_BATCH_NUM_DECODE_REQS = keyField(StepAttributes.BATCH_NUM_DECODE_REQS);
+    private static final byte[] K_BATCH_SCHEDULED_TOKENS = keyField(StepAttributes.BATCH_SCHEDULED_TOKENS);
+    private static final byte[] K_BATCH_PREFILL_TOKENS = keyField(StepAttributes.BATCH_PREFILL_TOKENS);
+    private static final byte[] K_BATCH_DECODE_TOKENS = keyField(StepAttributes.BATCH_DECODE_TOKENS);
+    private static final byte[] K_BATCH_NUM_FINISHED = keyField(StepAttributes.BATCH_NUM_FINISHED);
+    private static final byte[] K_BATCH_NUM_PREEMPTED = keyField(StepAttributes.BATCH_NUM_PREEMPTED);
+    private static final byte[] K_KV_USAGE_GPU_RATIO = keyField(StepAttributes.KV_USAGE_GPU_RATIO);
+    private static final byte[] K_KV_BLOCKS_TOTAL_GPU = keyField(StepAttributes.KV_BLOCKS_TOTAL_GPU);
+    private static final byte[] K_KV_BLOCKS_FREE_GPU = keyField(StepAttributes.KV_BLOCKS_FREE_GPU);
+    private static final byte[] K_BATCH_DECODE_CONTEXT_TOKENS = keyField(StepAttributes.BATCH_DECODE_CONTEXT_TOKENS);
     private static final byte[] K_REQUEST_ID = keyField("request.id");
     private static final byte[] K_REQUEST_PHASE = keyField("request.phase");
     private static final byte[] K_REQUEST_NUM_PROMPT_TOKENS = keyField("request.num_prompt_tokens");
@@ -114,11 +115,11 @@ public final class StepSpanEncoder {
     private static final byte[] K_SCHEDULER_STEP = keyField("scheduler.step");
     private static final byte[] K_SCHEDULE_KIND = keyField("schedule.kind");
     private static final byte[] K_FINISH_STATUS = keyField("finish.status");
-    private static final byte[] N_STEP_BATCH_SUMMARY = ProtoWriter.utf8("step.BATCH_SUMMARY");
-    private static final byte[] N_STEP_REQUEST_SNAPSHOT = ProtoWriter.utf8("step.REQUEST_SNAPSHOT");
-    private static final byte[] N_ENGINECORE__STEP = ProtoWriter.utf8("EngineCore::Step");
-    private static final byte[] N_SCHEDULER_STEPS = ProtoWriter.utf8("scheduler_steps");
-    private static final byte[] N_LLM_REQUEST = ProtoWriter.utf8("llm_request");
+    private static final byte[] N_STEP_BATCH_SUMMARY = ProtoWriter.utf8(StepAttributes.BATCH_SUMMARY);
+    private static final byte[] N_STEP_REQUEST_SNAPSHOT = ProtoWriter.utf8(StepAttributes.REQUEST_SNAPSHOT);
+    private static final byte[] N_ENGINECORE__STEP = ProtoWriter.utf8(StepAttributes.STEP_SPAN);
+    private static final byte[] N_SCHEDULER_STEPS = ProtoWriter.utf8(StepAttributes.SCHEDULER_STEPS_SPAN);
+    private static final byte[] N_LLM_REQUEST = ProtoWriter.utf8(StepAttributes.LLM_REQUEST_SPAN);
 
     private final SimulationConfig.Form form;
     private final ProtoWriter out = new ProtoWriter(1 << 16);
@@ -314,7 +315,7 @@ public final class StepSpanEncoder {
         for (StepOutput.JourneyEvent j : r.journey) {
             int ev = out.begin(SPAN_EVENTS, 2);
             out.fixed64Field(EVENT_TIME, j.timeNs());
-            out.bytesField(EVENT_NAME, bytes("journey." + j.type()));
+            out.bytesField(EVENT_NAME, bytes(StepAttributes.JOURNEY_PREFIX + j.type()));
             str(EVENT_ATTRIBUTES, K_EVENT_TYPE, j.type());
             dbl(EVENT_ATTRIBUTES, K_TS_MONOTONIC, j.monoNs() / 1e9);
             integer(EVENT_ATTRIBUTES, K_TS_MONOTONIC_NS, j.monoNs());
