@@ -1,7 +1,6 @@
 package io.stepline.roofline.topology;
 
 import java.nio.ByteBuffer;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,17 +14,13 @@ import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 
 import io.stepline.events.Anomaly;
-import io.stepline.events.AnomalyKind;
 import io.stepline.events.LatencySource;
-import io.stepline.events.RooflineModel;
-import io.stepline.events.Severity;
 import io.stepline.events.StepRecord;
 import io.stepline.events.StepVerdict;
 import io.stepline.events.Verdict;
 import io.stepline.roofline.DetectorConfig;
 import io.stepline.roofline.model.Assessment;
 import io.stepline.roofline.model.LatencyDetector;
-import io.stepline.roofline.model.StepFeatures;
 import io.stepline.roofline.retention.RetentionStats;
 import io.stepline.roofline.topology.RetentionInput.Judgement;
 import io.stepline.schemas.Topics;
@@ -33,7 +28,8 @@ import io.stepline.schemas.Topics;
 /**
  * Judges steps with their instance's model: a verdict for every step with a latency, an anomaly
  * for an outlier or a sustained regression, the model when it was refitted, and the judgement to
- * {@link KernelRetention} (its child) so the step's kernel batches can be decided. Model state is
+ * {@link KernelRetention} (its child) so the step's kernel batches can be decided; the records
+ * themselves are built by {@link DetectorRecords}. Model state is
  * persisted as deltas (header + changed ring slots) in a changelogged store, so a restarted task
  * continues with exactly the model it had at its last commit.
  *
@@ -76,29 +72,18 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
         LatencyDetector d = detector(inst);
         Assessment a = d.assess(s);
         persist(inst, d);
-        // every field given: Avro's builder would validate and deep-copy defaults for each of the steps
-        StepVerdict v = new StepVerdict(inst, s.getStepId(), s.getStartUnixNano(), s.getEndUnixNano(), s.getLatencyNs(),
-                a.expectedNs(), a.boundNs(), a.ratio(), a.verdict(), a.severity(), d.kind(), a.modelVersion(),
-                StepFeatures.processedTokens(s), record.timestamp() * 1_000_000L);
+        StepVerdict v = DetectorRecords.verdict(s, a, d, record.timestamp());
         ctx.forward(record.withValue(io.stepline.schemas.Serdes.VERDICT.encode(v)), RooflineTopology.VERDICTS_SINK);
         if (a.verdict() == Verdict.OUTLIER) {
-            StepRecord whole = wholeStep(record, s);
-            Anomaly an = Anomaly.newBuilder().setAnomalyId(inst + "/" + s.getStepId()).setInstanceId(inst).setKind(AnomalyKind.OUTLIER)
-                    .setSeverity(a.severity()).setStartUnixNano(s.getStartUnixNano()).setEndUnixNano(s.getEndUnixNano())
-                    .setStepId(s.getStepId()).setLatencyNs(s.getLatencyNs()).setExpectedNs(a.expectedNs()).setBoundNs(a.boundNs())
-                    .setDeviationRatio(a.ratio()).setModelKind(d.kind()).setModelVersion(a.modelVersion()).setStep(whole).build();
+            Anomaly an = DetectorRecords.outlier(s, wholeStep(record, s), a, d);
             ctx.forward(record.withValue(io.stepline.schemas.Serdes.ANOMALY.encode(an)), RooflineTopology.ANOMALIES_SINK);
         }
         if (a.drift() != null) {
-            Anomaly an = Anomaly.newBuilder().setAnomalyId(inst + "/drift/" + s.getStepId()).setInstanceId(inst)
-                    .setKind(AnomalyKind.SUSTAINED_REGRESSION).setSeverity(a.drift().ratio() >= 1.5 ? Severity.HIGH : Severity.MEDIUM)
-                    .setStartUnixNano(a.drift().sinceNs()).setEndUnixNano(s.getEndUnixNano()).setStepId(s.getStepId())
-                    .setDeviationRatio(a.drift().ratio()).setModelKind(d.kind()).setModelVersion(a.modelVersion())
-                    .setReferenceModelVersion(a.drift().referenceVersion()).build();
+            Anomaly an = DetectorRecords.sustainedRegression(s, a, d);
             ctx.forward(record.withValue(io.stepline.schemas.Serdes.ANOMALY.encode(an)), RooflineTopology.ANOMALIES_SINK);
         }
         if (a.refitted()) {
-            ctx.forward(record.withValue(io.stepline.schemas.Serdes.ROOFLINE.encode(roofline(inst, d, s.getEndUnixNano()))),
+            ctx.forward(record.withValue(io.stepline.schemas.Serdes.ROOFLINE.encode(DetectorRecords.roofline(inst, d, s.getEndUnixNano()))),
                     RooflineTopology.ROOFLINES_SINK);
         }
         ctx.forward(record.withValue(new Judgement(s.getStepId(), a.verdict(), a.ratio())), RooflineTopology.RETENTION);
@@ -118,21 +103,6 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
             counters.setDegraded(List.of());
             return counters;
         }
-    }
-
-    private static RooflineModel roofline(String inst, LatencyDetector d, long nowNs) {
-        RooflineModel.Builder m = RooflineModel.newBuilder().setInstanceId(inst).setModelKind(d.kind()).setVersion(d.version())
-                .setFittedAtUnixNano(nowNs).setStepsSeen(d.stepsSeen()).setFeatureNames(Arrays.asList(d.featureNames()))
-                .setCoefficients(Arrays.stream(d.coefficients()).boxed().toList()).setInterceptNs(d.interceptNs())
-                .setBoundRatio(d.boundRatio());
-        if (d.referenceCoefficients() != null) {
-            m.setReferenceCoefficients(Arrays.stream(d.referenceCoefficients()).boxed().toList())
-                    .setReferenceInterceptNs(d.referenceInterceptNs()).setReferenceVersion(d.referenceVersion());
-        }
-        if (!Double.isNaN(d.driftRatio())) {
-            m.setDriftRatio(d.driftRatio());
-        }
-        return m.build();
     }
 
     private LatencyDetector detector(String inst) {
