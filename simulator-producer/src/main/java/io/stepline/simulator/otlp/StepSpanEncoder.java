@@ -1,5 +1,7 @@
 package io.stepline.simulator.otlp;
 
+import static io.stepline.schemas.otlp.OtlpFields.*;
+
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -33,33 +35,7 @@ public final class StepSpanEncoder {
     public static final String STEP_SCOPE = StepAttributes.STEP_SCOPE;
     public static final String REQUEST_SCOPE = StepAttributes.REQUEST_SCOPE;
 
-    // field numbers of opentelemetry/proto/trace/v1/trace.proto, common.proto and resource.proto
-    private static final int TRACES_DATA_RESOURCE_SPANS = 1;
-    private static final int RESOURCE_SPANS_RESOURCE = 1;
-    private static final int RESOURCE_SPANS_SCOPE_SPANS = 2;
-    private static final int RESOURCE_ATTRIBUTES = 1;
-    private static final int SCOPE_SPANS_SCOPE = 1;
-    private static final int SCOPE_SPANS_SPANS = 2;
-    private static final int SCOPE_NAME = 1;
-    private static final int SPAN_TRACE_ID = 1;
-    private static final int SPAN_SPAN_ID = 2;
-    private static final int SPAN_PARENT_SPAN_ID = 4;
-    private static final int SPAN_NAME = 5;
-    private static final int SPAN_KIND = 6;
-    private static final int SPAN_START = 7;
-    private static final int SPAN_END = 8;
-    private static final int SPAN_ATTRIBUTES = 9;
-    private static final int SPAN_EVENTS = 11;
-    private static final int EVENT_TIME = 1;
-    private static final int EVENT_NAME = 2;
-    private static final int EVENT_ATTRIBUTES = 3;
-    private static final int KEY_VALUE_KEY = 1;
-    private static final int KEY_VALUE_VALUE = 2;
-    private static final int ANY_STRING = 1;
-    private static final int ANY_INT = 3;
-    private static final int ANY_DOUBLE = 4;
-    private static final int SPAN_KIND_INTERNAL = 1;
-    private static final int SPAN_KIND_SERVER = 2;
+    // field numbers: io.stepline.schemas.otlp.OtlpFields, shared with ingest's reader
 
     // attribute keys as the bytes of their KeyValue.key field, and span/event names, encoded once
     private static final byte[] K_SERVICE_NAME = keyField(StepAttributes.SERVICE_NAME);
@@ -232,7 +208,7 @@ public final class StepSpanEncoder {
         spanHeader(id16, id8, null, N_SCHEDULER_STEPS, SPAN_KIND_INTERNAL, first.startNs(), last.endNs());
         for (StepOutput s : group) {
             int ev = out.begin(SPAN_EVENTS, 2);
-            out.fixed64Field(EVENT_TIME, s.startNs());
+            out.fixed64Field(EVENT_TIME_UNIX_NANO, s.startNs());
             out.bytesField(EVENT_NAME, N_STEP_BATCH_SUMMARY);
             batchSummary(EVENT_ATTRIBUTES, s);
             out.end(ev);
@@ -252,8 +228,8 @@ public final class StepSpanEncoder {
         }
         out.bytesField(SPAN_NAME, name);
         out.varintField(SPAN_KIND, kind);
-        out.fixed64Field(SPAN_START, startNs);
-        out.fixed64Field(SPAN_END, endNs);
+        out.fixed64Field(SPAN_START_TIME_UNIX_NANO, startNs);
+        out.fixed64Field(SPAN_END_TIME_UNIX_NANO, endNs);
     }
 
     /** The §C.2 attributes (plus our batch.decode_context_tokens) of a step. */
@@ -280,7 +256,7 @@ public final class StepSpanEncoder {
 
     private void snapshot(StepOutput s, StepOutput.RequestSnapshot r) {
         int ev = out.begin(SPAN_EVENTS, 2);
-        out.fixed64Field(EVENT_TIME, s.startNs());
+        out.fixed64Field(EVENT_TIME_UNIX_NANO, s.startNs());
         out.bytesField(EVENT_NAME, N_STEP_REQUEST_SNAPSHOT);
         integer(EVENT_ATTRIBUTES, K_STEP_ID, s.stepId());
         str(EVENT_ATTRIBUTES, K_REQUEST_ID, ProtoWriter.utf8(r.requestId()));
@@ -315,7 +291,7 @@ public final class StepSpanEncoder {
         dbl(SPAN_ATTRIBUTES, K_GEN_AI_LATENCY_TIME_IN_MODEL_DECODE, r.finishedS - r.firstTokenS);
         for (StepOutput.JourneyEvent j : r.journey) {
             int ev = out.begin(SPAN_EVENTS, 2);
-            out.fixed64Field(EVENT_TIME, j.timeNs());
+            out.fixed64Field(EVENT_TIME_UNIX_NANO, j.timeNs());
             out.bytesField(EVENT_NAME, bytes(StepAttributes.JOURNEY_PREFIX + j.type()));
             str(EVENT_ATTRIBUTES, K_EVENT_TYPE, j.type());
             dbl(EVENT_ATTRIBUTES, K_TS_MONOTONIC, j.monoNs() / 1e9);
