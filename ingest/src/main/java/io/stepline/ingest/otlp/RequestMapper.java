@@ -24,7 +24,7 @@ import io.stepline.schemas.otlp.StepAttributes;
  * <li>its API side: an {@code llm_request} span (scope {@code vllm.api}) with
  * {@code gen_ai.request.id}, {@code gen_ai.usage.*} and {@code api.ARRIVED|HANDOFF_TO_CORE|DEPARTED|ABORTED}
  * events carrying {@code event.ts.monotonic} (seconds), and {@code reason}/{@code error} on ABORTED;</li>
- * <li>{@code step.REQUEST_SNAPSHOT} events (seeds/000 §C.3);</li>
+ * <li>{@code step.REQUEST_SNAPSHOT} events (docs/INPUT.md, "Request events");</li>
  * <li>upstream vLLM's {@code llm_request} span: {@code gen_ai.request.id}, {@code gen_ai.usage.*},
  * {@code gen_ai.latency.time_to_first_token|e2e|time_in_queue|time_in_model_prefill|time_in_model_decode|time_in_model_inference}
  * (seconds) and {@code gen_ai.response.finish_reasons} (a JSON list in a string).</li>
