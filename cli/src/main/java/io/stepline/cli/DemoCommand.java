@@ -27,7 +27,7 @@ import io.stepline.events.StepVerdict;
 import io.stepline.kafka.ClusterOptions;
 import io.stepline.kafka.KafkaTarget;
 import io.stepline.reports.incident.IncidentReport;
-import io.stepline.roofline.eval.TruthScore;
+import io.stepline.evaluation.TruthScore;
 import io.stepline.schemas.Serdes;
 import io.stepline.schemas.Topics;
 import io.stepline.simulator.Presets;
@@ -131,11 +131,7 @@ public final class DemoCommand implements Callable<Integer> {
             TopicReader.readAll(target.bootstrapServers(), Topics.VERDICTS.topicName(), v -> verdicts.add(Serdes.VERDICT.decode(v)));
             List<Incident> incidents = new ArrayList<>();
             for (IncidentReport r : pipeline.reports().reporter().reports()) {
-                incidents.add(Incident.newBuilder().setIncidentId(r.incidentId()).setInstanceId(r.instance())
-                        .setKind(io.stepline.events.AnomalyKind.valueOf(r.kind())).setSeverity(io.stepline.events.Severity.valueOf(r.severity()))
-                        .setClassification(io.stepline.events.FaultType.valueOf(r.classification())).setFirstStepId(r.firstStepId())
-                        .setLastStepId(r.lastStepId()).setNumSteps(r.numSteps()).setStartUnixNano(r.startUnixNano())
-                        .setEndUnixNano(r.endUnixNano()).setMaxDeviationRatio(r.maxDeviationRatio()).setSummary(r.summary()).build());
+                incidents.add(r.toIncident(null));
             }
             TruthScore score = TruthScore.score(verdicts, labels, episodes, incidents);
             DemoSummary.print(spec.commandLine().getOut(), score, anomalies, pipeline.detector().stats(), out, (System.nanoTime() - t0) / 1e9);

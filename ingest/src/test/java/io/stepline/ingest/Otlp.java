@@ -13,7 +13,7 @@ import io.opentelemetry.proto.trace.v1.ScopeSpans;
 import io.opentelemetry.proto.trace.v1.Span;
 import io.opentelemetry.proto.trace.v1.TracesData;
 
-/** Builds OTLP payloads shaped as vLLM's step tracing writes them (seeds/000 §C.2, §C.3). */
+/** Builds OTLP payloads shaped as vLLM's step tracing writes them (docs/INPUT.md, "Step keys" and "Request events"). */
 final class Otlp {
     static final long T0 = 1_767_225_600_000_000_000L;
 

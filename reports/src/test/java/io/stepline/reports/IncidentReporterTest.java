@@ -131,6 +131,14 @@ class IncidentReporterTest {
         JsonNode report = new ObjectMapper().readTree(out.resolve(base + ".json").toFile());
         assertThat(report.get("instance").asText()).isEqualTo(HOSTILE_INSTANCE);
         assertThat(report.get("requests").get(0).get("slo_violations").toString()).contains("TTFT").contains("TPOT");
+        // the enums are written by name, and the published incident says what the report says
+        Incident published = c.incidents.get(0);
+        assertThat(report.get("kind").asText()).isEqualTo(published.getKind().name()).isEqualTo("OUTLIER");
+        assertThat(report.get("severity").asText()).isEqualTo(published.getSeverity().name());
+        assertThat(report.get("classification").asText()).isEqualTo(published.getClassification().name());
+        assertThat(published.getReportPath()).isEqualTo(base + ".html");
+        JsonNode line = new ObjectMapper().readTree(Files.readAllLines(out.resolve("incidents.jsonl")).get(0));
+        assertThat(line.get("severity").asText()).isEqualTo(published.getSeverity().name());
 
         JsonNode trace = new ObjectMapper().readTree(out.resolve(base + ".trace.json").toFile());
         Map<String, List<double[]>> byTrack = new HashMap<>();

@@ -14,6 +14,7 @@ import io.stepline.roofline.retention.RetentionStats;
 
 /** Validated settings of the detector application, assembled into one {@link Properties}. */
 public final class DetectorConfig {
+    /** Kafka Streams application id: the consumer group and the prefix of the state topics. */
     public static final String DEFAULT_APPLICATION_ID = "stepline-roofline";
     /** Share of NORMAL steps whose kernels are kept as a baseline for reports. */
     public static final double DEFAULT_BASELINE_SAMPLE_RATE = 0.002;
@@ -21,6 +22,7 @@ public final class DetectorConfig {
     public static final long DEFAULT_PENDING_MAX_AGE_MS = 30_000;
     /** Bytes of kernel batches that may wait at once (per stream task). */
     public static final long DEFAULT_PENDING_MAX_BYTES = 256L * 1024 * 1024;
+    /** Exactly-once commit interval, the one every stage shares (StreamsApp.DEFAULT_COMMIT_INTERVAL_MS). */
     public static final long DEFAULT_COMMIT_INTERVAL_MS = io.stepline.kafka.StreamsApp.DEFAULT_COMMIT_INTERVAL_MS;
 
     public enum Model { ROBUST, PAPER }

@@ -195,6 +195,20 @@ class RooflineTopologyTest {
     }
 
     @Test
+    void aClosedTopologyLeavesNoWaitingBatchesInTheGauges() {
+        DetectorConfig cfg = DetectorConfig.builder().stateDir(state).baselineSampleRate(0).build();
+        try (TopologyTestDriver driver = new TopologyTestDriver(RooflineTopology.build(cfg), cfg.streamsProperties("dummy:9092"))) {
+            TestInputTopic<String, byte[]> kernels = driver.createInputTopic(Topics.KERNELS.topicName(), new StringSerializer(), new ByteArraySerializer());
+            kernels.pipeInput("i-1", Serdes.KERNEL_BATCH.encode(kernels("i-1", 7)));
+            kernels.pipeInput("i-2", Serdes.KERNEL_BATCH.encode(kernels("i-2", 7)));
+            assertThat(cfg.stats().waitingBatches.sum()).isEqualTo(2);
+        }
+        // the task closed (as on a rebalance): whoever restores its store counts those batches
+        assertThat(cfg.stats().waitingBatches.sum()).isZero();
+        assertThat(cfg.stats().waitingBytes.sum()).isZero();
+    }
+
+    @Test
     void brokenKernelBatchesFromTheTopicAreDeadLetteredWithTheirReason() {
         DetectorConfig cfg = DetectorConfig.builder().stateDir(state).build();
         try (TopologyTestDriver driver = new TopologyTestDriver(RooflineTopology.build(cfg), cfg.streamsProperties("dummy:9092"))) {

@@ -12,18 +12,29 @@ import io.stepline.simulator.latency.Noise;
 
 /** Validated settings of one simulation. Build with {@link #builder()}. */
 public final class SimulationConfig {
+    /** Seed of every random draw: the same seed gives the same run. */
     public static final long DEFAULT_SEED = 42;
+    /** Serving instances simulated. */
     public static final int DEFAULT_INSTANCES = 4;
+    /** Simulated seconds of traffic. */
     public static final double DEFAULT_DURATION_S = 120;
     /** 2026-01-01T00:00:00Z: a fixed epoch keeps output byte-identical across runs. */
     public static final long DEFAULT_EPOCH_NANOS = 1_767_225_600_000_000_000L;
+    /** Request arrivals per second per instance (the default rate is this times the default instance count). */
     public static final double DEFAULT_QPS_PER_INSTANCE = 6;
+    /** Engine token budget per step, as vLLM's max_num_batched_tokens. */
     public static final int DEFAULT_MAX_NUM_BATCHED_TOKENS = 2048;
+    /** Most requests in one batch, as vLLM's max_num_seqs. */
     public static final int DEFAULT_MAX_NUM_SEQS = 128;
+    /** KV cache blocks per instance (of KvCache.DEFAULT_BLOCK_SIZE tokens). */
     public static final int DEFAULT_KV_BLOCKS = 4096;
+    /** Steps of one instance per OTLP message. */
     public static final int DEFAULT_STEPS_PER_MESSAGE = 16;
+    /** Share of steps that carry per-request snapshot events. */
     public static final double DEFAULT_SNAPSHOT_RATE = 0.01;
+    /** Bandwidth of a prefill-to-decode KV transfer (disaggregated serving). */
     public static final double DEFAULT_KV_BANDWIDTH_BYTES_PER_S = 25e9;
+    /** Fixed latency of a prefill-to-decode KV transfer, on top of its bytes over the bandwidth. */
     public static final double DEFAULT_KV_TRANSFER_LATENCY_NS = 200_000;
 
     public enum Arrival { POISSON, GAMMA, STATIC, TRACE }

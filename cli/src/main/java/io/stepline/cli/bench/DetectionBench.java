@@ -2,16 +2,24 @@ package io.stepline.cli.bench;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
 
 
 import io.stepline.events.FaultEpisode;
+import io.stepline.events.LatencySource;
 import io.stepline.events.StepLabel;
 import io.stepline.events.StepRecord;
+import io.stepline.events.StepVerdict;
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.otlp.SpanFragment;
 import io.stepline.ingest.topology.StepAssembler;
-import io.stepline.roofline.eval.DetectionEvaluator;
+import io.stepline.evaluation.DetectionEvaluator;
+import io.stepline.roofline.model.Assessment;
+import io.stepline.roofline.model.LatencyDetector;
+import io.stepline.roofline.model.StepFeatures;
 import io.stepline.roofline.model.PaperRoofline;
 import io.stepline.roofline.model.robust.RobustRoofline;
 import io.stepline.simulator.Simulation;
@@ -73,9 +81,32 @@ public final class DetectionBench {
 
     public static List<DetectionEvaluator.Result> evaluate(Data d) {
         List<DetectionEvaluator.Result> results = new ArrayList<>();
-        results.add(DetectionEvaluator.evaluate("paper", PaperRoofline::new, d.steps(), d.labels(), d.episodes()));
-        results.add(DetectionEvaluator.evaluate("robust", () -> new RobustRoofline(RobustRoofline.Settings.defaults()),
-                d.steps(), d.labels(), d.episodes()));
+        results.add(evaluate("paper", PaperRoofline::new, d));
+        results.add(evaluate("robust", () -> new RobustRoofline(RobustRoofline.Settings.defaults()), d));
         return results;
+    }
+
+    /** Runs one model over the steps (in each instance's step order) and scores it against the truth. */
+    static DetectionEvaluator.Result evaluate(String name, Supplier<LatencyDetector> factory, Data d) {
+        Map<String, LatencyDetector> detectors = new HashMap<>();
+        DetectionEvaluator.Run run = DetectionEvaluator.run(name);
+        for (StepRecord s : d.steps()) {
+            if (s.getLatencySource() == LatencySource.SCHEDULE_ONLY || s.getLatencySource() == LatencySource.NONE) {
+                continue;
+            }
+            LatencyDetector det = detectors.computeIfAbsent(s.getInstanceId(), k -> factory.get());
+            Assessment a = det.assess(s);
+            StepVerdict v = StepVerdict.newBuilder().setInstanceId(s.getInstanceId()).setStepId(s.getStepId())
+                    .setStartUnixNano(s.getStartUnixNano()).setEndUnixNano(s.getEndUnixNano()).setLatencyNs(s.getLatencyNs())
+                    .setExpectedNs(a.expectedNs()).setBoundNs(a.boundNs()).setDeviationRatio(a.ratio()).setVerdict(a.verdict())
+                    .setSeverity(a.severity()).setModelKind(det.kind()).setModelVersion(a.modelVersion())
+                    .setProcessedTokens(StepFeatures.processedTokens(s)).build();
+            run.judged(v);
+            if (a.drift() != null) {
+                run.drift(v, a.drift().ratio());
+            }
+        }
+        long bytes = detectors.values().stream().mapToLong(LatencyDetector::stateBytes).max().orElse(0);
+        return run.finish(d.labels(), d.episodes(), bytes);
     }
 }

@@ -18,6 +18,6 @@ public final class DetectionBenchMain {
         long t0 = System.nanoTime();
         DetectionBench.Data d = DetectionBench.simulate(cfg);
         System.out.printf("simulated %d steps (%d rejected) in %.1f s%n", d.steps().size(), d.rejected(), (System.nanoTime() - t0) / 1e9);
-        System.out.print(io.stepline.roofline.eval.DetectionEvaluator.table(DetectionBench.evaluate(d)));
+        System.out.print(io.stepline.evaluation.DetectionEvaluator.table(DetectionBench.evaluate(d)));
     }
 }

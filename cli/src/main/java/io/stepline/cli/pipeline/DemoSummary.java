@@ -7,7 +7,7 @@ import java.util.Map;
 
 import io.stepline.events.FaultEpisode;
 import io.stepline.events.FaultType;
-import io.stepline.roofline.eval.TruthScore;
+import io.stepline.evaluation.TruthScore;
 import io.stepline.roofline.retention.RetentionStats;
 
 /** The end-of-demo table: what was processed, found, missed and kept. */

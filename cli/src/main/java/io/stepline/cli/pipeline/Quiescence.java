@@ -24,6 +24,7 @@ import org.apache.kafka.common.TopicPartition;
  * what the upstream stage wrote last).
  */
 public final class Quiescence {
+    /** How long the end offsets must stay still before the pipeline counts as settled. */
     public static final Duration DEFAULT_SETTLE = Duration.ofMillis(1500);
     private static final long POLL_MS = 200;
 

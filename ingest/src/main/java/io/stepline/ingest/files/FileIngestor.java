@@ -38,7 +38,7 @@ import io.stepline.ingest.logs.LogPublisher;
 import io.stepline.ingest.otlp.ExportCheck;
 import io.stepline.ingest.otlp.InstanceMessages;
 import io.stepline.ingest.otlp.OtlpDecoder;
-import io.stepline.ingest.validation.DeadLetters;
+import io.stepline.schemas.DeadLetters;
 import io.stepline.ingest.validation.Rejection;
 import io.stepline.schemas.Serdes;
 import io.stepline.schemas.Topics;
@@ -318,7 +318,7 @@ public final class FileIngestor implements AutoCloseable {
     }
 
     private void dead(Path file, long n, String contentType, Rejection why, byte[] content, String instanceId) {
-        DeadLetter d = DeadLetters.of("file", file + ":" + n, contentType, why, content, instanceId);
+        DeadLetter d = why.deadLetter("file", file + ":" + n, contentType, content, instanceId);
         checked.deadLetter(why.code(), instanceId);
         producer.send(new ProducerRecord<>(Topics.DLQ.topicName(), DeadLetters.key(d), Serdes.DEAD_LETTER.encode(d)), onError);
     }

@@ -51,6 +51,7 @@ import io.stepline.ingest.validation.Rejection;
  */
 public final class OtlpGrpcReceiver implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(OtlpGrpcReceiver.class);
+    /** OTLP/gRPC's registered port, where exporters send by default. */
     public static final int DEFAULT_PORT = 4317;
     static final String CONTENT_TYPE = "application/grpc+proto";
 

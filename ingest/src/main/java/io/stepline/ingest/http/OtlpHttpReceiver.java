@@ -43,6 +43,7 @@ import io.stepline.ingest.validation.Rejection;
  */
 public final class OtlpHttpReceiver implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(OtlpHttpReceiver.class);
+    /** OTLP/HTTP's registered port, where exporters send by default. */
     public static final int DEFAULT_PORT = 4318;
     public static final String PATH = "/v1/traces";
 

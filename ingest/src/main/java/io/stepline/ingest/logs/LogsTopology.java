@@ -26,7 +26,7 @@ import org.apache.kafka.streams.state.Stores;
 import io.stepline.events.StepRecord;
 import io.stepline.ingest.topology.StepAssembler;
 import io.stepline.ingest.topology.StoreState;
-import io.stepline.ingest.validation.DeadLetters;
+import io.stepline.schemas.DeadLetters;
 import io.stepline.ingest.validation.Rejection;
 import io.stepline.schemas.Topics;
 
@@ -177,9 +177,9 @@ public final class LogsTopology {
         }
 
         private void dead(Record<byte[], byte[]> record, Rejection r, byte[] payload) {
-            String origin = ctx.recordMetadata().map(m -> m.topic() + "-" + m.partition() + "@" + m.offset()).orElse(null);
+            String origin = ctx.recordMetadata().map(m -> DeadLetters.origin(m.topic(), m.partition(), m.offset())).orElse(null);
             byte[] dl = io.stepline.schemas.Serdes.DEAD_LETTER.encode(
-                    DeadLetters.of(Topics.OTLP_LOGS.topicName(), origin, "application/x-protobuf", r, payload));
+                    r.deadLetter(Topics.OTLP_LOGS.topicName(), origin, "application/x-protobuf", payload, null));
             ctx.forward(record.withKey("").withValue(new Routed(Routed.Kind.DEAD_LETTER, dl)));
         }
     }
@@ -209,8 +209,8 @@ public final class LogsTopology {
 
                 @Override
                 public void reject(Rejection why, byte[] payload) {
-                    String origin = ctx.recordMetadata().map(m -> m.topic() + "-" + m.partition() + "@" + m.offset()).orElse(null);
-                    byte[] dl = io.stepline.schemas.Serdes.DEAD_LETTER.encode(DeadLetters.of(Topics.OTLP_LOGS.topicName(), origin, "text/plain", why, payload));
+                    String origin = ctx.recordMetadata().map(m -> DeadLetters.origin(m.topic(), m.partition(), m.offset())).orElse(null);
+                    byte[] dl = io.stepline.schemas.Serdes.DEAD_LETTER.encode(why.deadLetter(Topics.OTLP_LOGS.topicName(), origin, "text/plain", payload, null));
                     ctx.forward(new Record<>("", new Routed(Routed.Kind.DEAD_LETTER, dl), ts()));
                 }
             };
@@ -218,7 +218,7 @@ public final class LogsTopology {
         }
 
         private long ts() {
-            return timestamp > 0 ? timestamp : System.currentTimeMillis();
+            return timestamp > 0 ? timestamp : ctx.currentSystemTimeMs();
         }
 
         @Override
@@ -227,7 +227,8 @@ public final class LogsTopology {
             ByteBuffer v = ByteBuffer.wrap(record.value().bytes());
             long ref = v.getLong();
             String text = StandardCharsets.UTF_8.decode(v).toString();
-            assembler.accept(record.key(), text, ref, System.currentTimeMillis(), state, output);
+            // the punctuator's clock, the one expire() runs on: a held line's wait is measured on one clock
+            assembler.accept(record.key(), text, ref, ctx.currentSystemTimeMs(), state, output);
         }
     }
 }

@@ -6,6 +6,7 @@ import io.opentelemetry.proto.resource.v1.Resource;
 
 import io.stepline.events.InstanceRole;
 import io.stepline.ingest.validation.Rejection;
+import io.stepline.schemas.otlp.StepAttributes;
 
 /**
  * Which serving instance a resource is: {@code service.instance.id}; else {@code host.name} +
@@ -28,16 +29,16 @@ public record InstanceIdentity(String instanceId, InstanceRole role, Integer tp)
 
     public static InstanceIdentity of(Resource resource) {
         Attributes a = Attributes.of(resource.getAttributesList(), "resource");
-        String id = string(a, "service.instance.id");
+        String id = string(a, StepAttributes.SERVICE_INSTANCE_ID);
         if (id == null) {
-            String host = string(a, "host.name");
-            Long pid = a.has("process.pid") ? safeLong(a, "process.pid") : null;
+            String host = string(a, StepAttributes.HOST_NAME);
+            Long pid = a.has(StepAttributes.PROCESS_PID) ? safeLong(a, StepAttributes.PROCESS_PID) : null;
             if (host != null && pid != null) {
                 id = host + ":" + pid;
             }
         }
         if (id == null) {
-            id = string(a, "service.name");
+            id = string(a, StepAttributes.SERVICE_NAME);
         }
         if (id == null || id.isBlank()) {
             throw new Rejection(Rejection.MISSING_INSTANCE,
@@ -47,7 +48,7 @@ public record InstanceIdentity(String instanceId, InstanceRole role, Integer tp)
             throw new Rejection(Rejection.ABSURD_VALUE, "instance id longer than 256 characters");
         }
         InstanceRole role = InstanceRole.UNKNOWN;
-        String r = string(a, "vllm.instance.role");
+        String r = string(a, StepAttributes.VLLM_INSTANCE_ROLE);
         if (r != null) {
             try {
                 role = InstanceRole.valueOf(r.toUpperCase(Locale.ROOT));
@@ -55,7 +56,7 @@ public record InstanceIdentity(String instanceId, InstanceRole role, Integer tp)
                 throw new Rejection(Rejection.ABSURD_VALUE, "vllm.instance.role must be prefill, decode or mixed, got '" + r + "'");
             }
         }
-        Integer tp = a.optInt("vllm.parallel.tp_size");
+        Integer tp = a.optInt(StepAttributes.VLLM_PARALLEL_TP_SIZE);
         if (tp != null && (tp < 1 || tp > 1024)) {
             throw new Rejection(Rejection.ABSURD_VALUE, "vllm.parallel.tp_size = " + tp);
         }

@@ -1,5 +1,7 @@
 package io.stepline.ingest.otlp;
 
+import static io.stepline.schemas.otlp.OtlpFields.*;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -11,6 +13,7 @@ import com.google.protobuf.UnsafeByteOperations;
 import io.opentelemetry.proto.common.v1.AnyValue;
 import io.opentelemetry.proto.resource.v1.Resource;
 import io.opentelemetry.proto.trace.v1.Span;
+import io.stepline.schemas.otlp.StepAttributes;
 
 /**
  * Reads an OTLP traces protobuf into {@link SpanFragment}s without building protobuf-java objects
@@ -39,12 +42,8 @@ final class OtlpSpanReader {
         }
     }
 
-    static final String WORKER_RANK = "worker.rank";
+    static final String WORKER_RANK = StepAttributes.WORKER_RANK;
 
-    private static final int VARINT = 0;
-    private static final int FIXED64 = 1;
-    private static final int LEN = 2;
-    private static final int FIXED32 = 5;
     private static final byte[] WORKER_RANK_BYTES = WORKER_RANK.getBytes(StandardCharsets.US_ASCII);
     /** Span names that make a span a step (the first) or a phase, as bytes, with the String the records carry. */
     private static final byte[][] NAME_BYTES;
@@ -100,7 +99,7 @@ final class OtlpSpanReader {
         try {
             List<SpanFragment> out = new ArrayList<>();
             for (int tag = r.in.readTag(); tag != 0; tag = r.in.readTag()) {
-                if (tag != tag(1, LEN)) {
+                if (tag != tag(TRACES_DATA_RESOURCE_SPANS, LEN)) {
                     return null;
                 }
                 out.add(r.resourceSpans(r.length()));
@@ -145,13 +144,13 @@ final class OtlpSpanReader {
         Resource resource = null;
         List<FragmentSpan> spans = new ArrayList<>();
         for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
-            if (tag == tag(1, LEN) && resource == null) {
+            if (tag == tag(RESOURCE_SPANS_RESOURCE, LEN) && resource == null) {
                 int n = length();
                 resource = Resource.parser().parseFrom(bytes, position(), n);
                 in.skipRawBytes(n);
-            } else if (tag == tag(2, LEN)) {
+            } else if (tag == tag(RESOURCE_SPANS_SCOPE_SPANS, LEN)) {
                 scopeSpans(length(), spans);
-            } else if (tag == tag(3, LEN)) {
+            } else if (tag == tag(RESOURCE_SPANS_SCHEMA_URL, LEN)) {
                 string(length());
             } else {
                 throw NotRead.INSTANCE;
@@ -165,12 +164,12 @@ final class OtlpSpanReader {
         int outer = in.pushLimit(len);
         boolean scope = false;
         for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
-            if (tag == tag(1, LEN) && !scope) {
+            if (tag == tag(SCOPE_SPANS_SCOPE, LEN) && !scope) {
                 scope(length());
                 scope = true;
-            } else if (tag == tag(2, LEN)) {
+            } else if (tag == tag(SCOPE_SPANS_SPANS, LEN)) {
                 spans.add(span(length()));
-            } else if (tag == tag(3, LEN)) {
+            } else if (tag == tag(SCOPE_SPANS_SCHEMA_URL, LEN)) {
                 string(length());
             } else {
                 throw NotRead.INSTANCE;
@@ -184,9 +183,9 @@ final class OtlpSpanReader {
         int end = position() + len;
         while (position() < end) {
             switch (in.readTag()) {
-                case 1 << 3 | LEN, 2 << 3 | LEN -> string(length());
-                case 3 << 3 | LEN -> attribute(length()); // anything but a scalar value: protobuf-java decides
-                case 4 << 3 | VARINT -> in.readRawVarint64();
+                case SCOPE_NAME << 3 | LEN, SCOPE_VERSION << 3 | LEN -> string(length());
+                case SCOPE_ATTRIBUTES << 3 | LEN -> attribute(length()); // anything but a scalar value: protobuf-java decides
+                case SCOPE_DROPPED_ATTRIBUTES_COUNT << 3 | VARINT -> in.readRawVarint64();
                 default -> throw NotRead.INSTANCE;
             }
         }
@@ -223,20 +222,21 @@ final class OtlpSpanReader {
         expectedSlot = 0;
         for (int tag = in.readTag(); tag != 0; tag = in.readTag()) {
             switch (tag) {
-                case 1 << 3 | LEN -> {
+                case SPAN_TRACE_ID << 3 | LEN -> {
                     traceIdLength = length();
                     traceId = position();
                     in.skipRawBytes(traceIdLength);
                 }
-                case 2 << 3 | LEN -> spanId = id(length(), false);
-                case 3 << 3 | LEN -> string(length());
-                case 4 << 3 | LEN -> parentId = id(length(), true);
-                case 5 << 3 | LEN -> name = name(length());
-                case 6 << 3 | VARINT, 10 << 3 | VARINT, 12 << 3 | VARINT, 14 << 3 | VARINT -> in.readRawVarint64();
-                case 7 << 3 | FIXED64 -> startNs = in.readFixed64();
-                case 8 << 3 | FIXED64 -> endNs = in.readFixed64();
-                case 16 << 3 | FIXED32 -> in.readFixed32();
-                case 9 << 3 | LEN -> {
+                case SPAN_SPAN_ID << 3 | LEN -> spanId = id(length(), false);
+                case SPAN_TRACE_STATE << 3 | LEN -> string(length());
+                case SPAN_PARENT_SPAN_ID << 3 | LEN -> parentId = id(length(), true);
+                case SPAN_NAME << 3 | LEN -> name = name(length());
+                case SPAN_KIND << 3 | VARINT, SPAN_DROPPED_ATTRIBUTES_COUNT << 3 | VARINT, SPAN_DROPPED_EVENTS_COUNT << 3 | VARINT,
+                        SPAN_DROPPED_LINKS_COUNT << 3 | VARINT -> in.readRawVarint64();
+                case SPAN_START_TIME_UNIX_NANO << 3 | FIXED64 -> startNs = in.readFixed64();
+                case SPAN_END_TIME_UNIX_NANO << 3 | FIXED64 -> endNs = in.readFixed64();
+                case SPAN_FLAGS << 3 | FIXED32 -> in.readFixed32();
+                case SPAN_ATTRIBUTES << 3 | LEN -> {
                     int attr = attribute(length());
                     if (attr == WORKER_RANK_SLOT) {
                         if (lastCase == AnyValue.ValueCase.INT_VALUE) {
@@ -300,14 +300,14 @@ final class OtlpSpanReader {
         lastRaw = 0;
         while (position() < end) {
             int tag = in.readTag();
-            if (tag == tag(1, LEN)) {
+            if (tag == tag(KEY_VALUE_KEY, LEN)) {
                 if (key >= 0) {
                     utf8(key, keyLength); // a key given twice: the last one counts, both must be UTF-8
                 }
                 keyLength = length();
                 key = position();
                 in.skipRawBytes(keyLength);
-            } else if (tag == tag(2, LEN) && !value) {
+            } else if (tag == tag(KEY_VALUE_VALUE, LEN) && !value) {
                 value = true;
                 anyValue(length());
             } else {
@@ -336,25 +336,25 @@ final class OtlpSpanReader {
         int end = position() + len;
         while (position() < end) {
             switch (in.readTag()) {
-                case 1 << 3 | LEN -> {
+                case ANY_STRING << 3 | LEN -> {
                     int n = length();
                     lastRaw = (long) position() << 32 | n;
                     string(n);
                     lastCase = AnyValue.ValueCase.STRING_VALUE;
                 }
-                case 2 << 3 | VARINT -> {
+                case ANY_BOOL << 3 | VARINT -> {
                     lastRaw = in.readBool() ? 1 : 0;
                     lastCase = AnyValue.ValueCase.BOOL_VALUE;
                 }
-                case 3 << 3 | VARINT -> {
+                case ANY_INT << 3 | VARINT -> {
                     lastRaw = in.readInt64();
                     lastCase = AnyValue.ValueCase.INT_VALUE;
                 }
-                case 4 << 3 | FIXED64 -> {
+                case ANY_DOUBLE << 3 | FIXED64 -> {
                     lastRaw = in.readRawLittleEndian64();
                     lastCase = AnyValue.ValueCase.DOUBLE_VALUE;
                 }
-                case 7 << 3 | LEN -> {
+                case ANY_BYTES << 3 | LEN -> {
                     in.skipRawBytes(length());
                     lastRaw = 0;
                     lastCase = AnyValue.ValueCase.BYTES_VALUE;

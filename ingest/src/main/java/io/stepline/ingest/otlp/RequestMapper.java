@@ -11,6 +11,8 @@ import io.opentelemetry.proto.trace.v1.Span;
 import io.stepline.events.RequestEvent;
 import io.stepline.events.RequestEventKind;
 import io.stepline.ingest.validation.Rejection;
+import io.stepline.schemas.otlp.RequestAttributes;
+import io.stepline.schemas.otlp.StepAttributes;
 
 /**
  * Request-level events, from both vLLMs:
@@ -22,16 +24,16 @@ import io.stepline.ingest.validation.Rejection;
  * <li>its API side: an {@code llm_request} span (scope {@code vllm.api}) with
  * {@code gen_ai.request.id}, {@code gen_ai.usage.*} and {@code api.ARRIVED|HANDOFF_TO_CORE|DEPARTED|ABORTED}
  * events carrying {@code event.ts.monotonic} (seconds), and {@code reason}/{@code error} on ABORTED;</li>
- * <li>{@code step.REQUEST_SNAPSHOT} events (seeds/000 §C.3);</li>
+ * <li>{@code step.REQUEST_SNAPSHOT} events (docs/INPUT.md, "Request events");</li>
  * <li>upstream vLLM's {@code llm_request} span: {@code gen_ai.request.id}, {@code gen_ai.usage.*},
  * {@code gen_ai.latency.time_to_first_token|e2e|time_in_queue|time_in_model_prefill|time_in_model_decode|time_in_model_inference}
  * (seconds) and {@code gen_ai.response.finish_reasons} (a JSON list in a string).</li>
  * </ul>
  */
 public final class RequestMapper {
-    public static final String SNAPSHOT = "step.REQUEST_SNAPSHOT";
-    public static final String LLM_REQUEST = "llm_request";
-    public static final String JOURNEY_PREFIX = "journey.";
+    public static final String SNAPSHOT = StepAttributes.REQUEST_SNAPSHOT;
+    public static final String LLM_REQUEST = StepAttributes.LLM_REQUEST_SPAN;
+    public static final String JOURNEY_PREFIX = io.stepline.schemas.otlp.StepAttributes.JOURNEY_PREFIX;
     /** The fork's API-side events on its llm_request span (other events there, and api.* events elsewhere, are not request events). */
     static final Map<String, RequestEventKind> API_EVENTS = Map.of("api.ARRIVED", RequestEventKind.API_ARRIVED,
             "api.HANDOFF_TO_CORE", RequestEventKind.API_HANDOFF_TO_CORE, "api.DEPARTED", RequestEventKind.API_DEPARTED,
@@ -45,24 +47,24 @@ public final class RequestMapper {
 
     public static RequestEvent snapshot(Span.Event e, InstanceIdentity id) {
         Attributes a = Attributes.of(e.getAttributesList(), SNAPSHOT + " event");
-        String phase = a.requireString("request.phase");
+        String phase = a.requireString(RequestAttributes.REQUEST_PHASE);
         if (!phase.equals("PREFILL") && !phase.equals("DECODE")) {
             throw new Rejection(Rejection.INVARIANT_VIOLATED, SNAPSHOT + ": request.phase must be PREFILL or DECODE, got '" + phase + "'");
         }
         RequestEvent r = RequestEvent.newBuilder().setInstanceId(id.instanceId()).setKind(RequestEventKind.SNAPSHOT)
-                .setRequestId(a.requireString("request.id")).setTimeUnixNano(e.getTimeUnixNano())
-                .setStepId(a.requireLong("step.id")).setPhase(phase)
-                .setNumPromptTokens(a.requireInt("request.num_prompt_tokens"))
-                .setNumComputedTokens(a.requireInt("request.num_computed_tokens"))
-                .setNumOutputTokens(a.requireInt("request.num_output_tokens"))
-                .setNumPreemptions(a.requireInt("request.num_preemptions"))
-                .setScheduledTokensThisStep(a.requireInt("request.scheduled_tokens_this_step"))
-                .setKvBlocksAllocatedGpu(a.requireInt("kv.blocks_allocated_gpu"))
-                .setKvBlocksCachedGpu(a.requireInt("kv.blocks_cached_gpu"))
-                .setKvBlocksCpuOffload(a.optInt("kv.blocks_cpu_offload"))
-                .setKvBlocksDiskOffload(a.optInt("kv.blocks_disk_offload"))
-                .setMaxTokens(a.optInt("request.max_tokens"))
-                .setEffectivePromptLen(a.optInt("request.effective_prompt_len"))
+                .setRequestId(a.requireString(RequestAttributes.REQUEST_ID)).setTimeUnixNano(e.getTimeUnixNano())
+                .setStepId(a.requireLong(StepAttributes.STEP_ID)).setPhase(phase)
+                .setNumPromptTokens(a.requireInt(RequestAttributes.REQUEST_NUM_PROMPT_TOKENS))
+                .setNumComputedTokens(a.requireInt(RequestAttributes.REQUEST_NUM_COMPUTED_TOKENS))
+                .setNumOutputTokens(a.requireInt(RequestAttributes.REQUEST_NUM_OUTPUT_TOKENS))
+                .setNumPreemptions(a.requireInt(RequestAttributes.REQUEST_NUM_PREEMPTIONS))
+                .setScheduledTokensThisStep(a.requireInt(RequestAttributes.REQUEST_SCHEDULED_TOKENS_THIS_STEP))
+                .setKvBlocksAllocatedGpu(a.requireInt(RequestAttributes.KV_BLOCKS_ALLOCATED_GPU))
+                .setKvBlocksCachedGpu(a.requireInt(RequestAttributes.KV_BLOCKS_CACHED_GPU))
+                .setKvBlocksCpuOffload(a.optInt(StepAttributes.KV_BLOCKS_CPU_OFFLOAD))
+                .setKvBlocksDiskOffload(a.optInt(StepAttributes.KV_BLOCKS_DISK_OFFLOAD))
+                .setMaxTokens(a.optInt(RequestAttributes.REQUEST_MAX_TOKENS))
+                .setEffectivePromptLen(a.optInt(RequestAttributes.REQUEST_EFFECTIVE_PROMPT_LEN))
                 .build();
         if (r.getNumOutputTokens() < 0 || r.getNumPreemptions() < 0 || r.getKvBlocksAllocatedGpu() < 0) {
             throw new Rejection(Rejection.INVARIANT_VIOLATED, SNAPSHOT + " " + r.getRequestId() + ": negative counter");
@@ -91,27 +93,27 @@ public final class RequestMapper {
         }
         Attributes a = Attributes.of(e.getAttributesList(), e.getName() + " event");
         Attributes spanAttrs = Attributes.of(span.getAttributesList(), span.getName() + " span");
-        String requestId = firstNonNull(a.optString("request.id"), spanAttrs.optString("gen_ai.request.id"), spanAttrs.optString("request.id"));
+        String requestId = firstNonNull(a.optString(RequestAttributes.REQUEST_ID), spanAttrs.optString(RequestAttributes.GEN_AI_REQUEST_ID), spanAttrs.optString(RequestAttributes.REQUEST_ID));
         if (requestId == null) {
             throw new Rejection(Rejection.MISSING_ATTRIBUTE, e.getName() + ": no request id on the event or its span");
         }
-        Long mono = a.optLong("ts.monotonic_ns");
-        if (mono == null && a.has("ts.monotonic")) {
-            mono = Math.round(a.requireDouble("ts.monotonic") * 1e9);
+        Long mono = a.optLong(RequestAttributes.TS_MONOTONIC_NS);
+        if (mono == null && a.has(RequestAttributes.TS_MONOTONIC)) {
+            mono = Math.round(a.requireDouble(RequestAttributes.TS_MONOTONIC) * 1e9);
         }
         Map<String, String> rest = a.asStrings();
-        Long step = a.optLong("scheduler.step");
+        Long step = a.optLong(RequestAttributes.SCHEDULER_STEP);
         return RequestEvent.newBuilder().setInstanceId(id.instanceId()).setRequestId(requestId).setKind(kind)
                 .setTimeUnixNano(e.getTimeUnixNano()).setTsMonotonicNs(mono)
                 .setStepId(step == null || step <= 0 ? null : step) // the fork's counter starts at 1: 0 means before any step
                 .setPhase(a.optString("phase"))
-                .setNumPromptTokens(a.optInt("prefill.total_tokens"))
-                .setNumComputedTokens(a.optInt("prefill.done_tokens"))
-                .setNumOutputTokens(a.optInt("decode.done_tokens"))
-                .setMaxTokens(a.optInt("decode.max_tokens"))
+                .setNumPromptTokens(a.optInt(RequestAttributes.PREFILL_TOTAL_TOKENS))
+                .setNumComputedTokens(a.optInt(RequestAttributes.PREFILL_DONE_TOKENS))
+                .setNumOutputTokens(a.optInt(RequestAttributes.DECODE_DONE_TOKENS))
+                .setMaxTokens(a.optInt(RequestAttributes.DECODE_MAX_TOKENS))
                 .setNumPreemptions(a.optInt("num_preemptions"))
-                .setScheduleKind(a.optString("schedule.kind"))
-                .setFinishReason(a.optString("finish.status"))
+                .setScheduleKind(a.optString(RequestAttributes.SCHEDULE_KIND))
+                .setFinishReason(a.optString(RequestAttributes.FINISH_STATUS))
                 .setAttributes(rest).build();
     }
 
@@ -122,13 +124,13 @@ public final class RequestMapper {
             throw new IllegalArgumentException("not an API event: " + e.getName());
         }
         Attributes a = Attributes.of(e.getAttributesList(), e.getName() + " event");
-        String requestId = Attributes.of(span.getAttributesList(), span.getName() + " span").optString("gen_ai.request.id");
+        String requestId = Attributes.of(span.getAttributesList(), span.getName() + " span").optString(RequestAttributes.GEN_AI_REQUEST_ID);
         if (requestId == null) {
             throw new Rejection(Rejection.MISSING_ATTRIBUTE, e.getName() + ": no gen_ai.request.id on its " + span.getName() + " span");
         }
-        Double mono = a.optDouble("event.ts.monotonic");
+        Double mono = a.optDouble(RequestAttributes.EVENT_TS_MONOTONIC);
         Map<String, String> rest = new HashMap<>(a.asStrings());
-        rest.remove("event.ts.monotonic");
+        rest.remove(RequestAttributes.EVENT_TS_MONOTONIC);
         String reason = a.optString("reason");
         rest.remove("reason");
         return RequestEvent.newBuilder().setInstanceId(id.instanceId()).setRequestId(requestId).setKind(kind)
@@ -137,28 +139,28 @@ public final class RequestMapper {
     }
 
     /** Keys of an llm_request span that have a field of their own; the rest go to the attributes map. */
-    private static final java.util.Set<String> LLM_REQUEST_FIELDS = java.util.Set.of("gen_ai.request.id", "gen_ai.usage.prompt_tokens",
-            "gen_ai.usage.completion_tokens", "gen_ai.request.max_tokens", "gen_ai.latency.time_to_first_token", "gen_ai.latency.e2e",
-            "gen_ai.latency.time_in_queue", "gen_ai.latency.time_in_model_prefill", "gen_ai.latency.time_in_model_decode",
-            "gen_ai.latency.time_in_model_inference", "gen_ai.response.finish_reasons");
+    private static final java.util.Set<String> LLM_REQUEST_FIELDS = java.util.Set.of(RequestAttributes.GEN_AI_REQUEST_ID, RequestAttributes.GEN_AI_USAGE_PROMPT_TOKENS,
+            RequestAttributes.GEN_AI_USAGE_COMPLETION_TOKENS, RequestAttributes.GEN_AI_REQUEST_MAX_TOKENS, RequestAttributes.GEN_AI_LATENCY_TIME_TO_FIRST_TOKEN, RequestAttributes.GEN_AI_LATENCY_E2E,
+            RequestAttributes.GEN_AI_LATENCY_TIME_IN_QUEUE, RequestAttributes.GEN_AI_LATENCY_TIME_IN_MODEL_PREFILL, RequestAttributes.GEN_AI_LATENCY_TIME_IN_MODEL_DECODE,
+            RequestAttributes.GEN_AI_LATENCY_TIME_IN_MODEL_INFERENCE, RequestAttributes.GEN_AI_RESPONSE_FINISH_REASONS);
 
     public static RequestEvent llmRequest(Span span, InstanceIdentity id) {
         Attributes a = Attributes.of(span.getAttributesList(), LLM_REQUEST + " span");
-        String requestId = a.requireString("gen_ai.request.id");
-        List<String> finish = a.optStrings("gen_ai.response.finish_reasons");
+        String requestId = a.requireString(RequestAttributes.GEN_AI_REQUEST_ID);
+        List<String> finish = a.optStrings(RequestAttributes.GEN_AI_RESPONSE_FINISH_REASONS);
         Map<String, String> rest = new HashMap<>(a.asStrings());
         rest.keySet().removeAll(LLM_REQUEST_FIELDS);
         RequestEvent r = RequestEvent.newBuilder().setInstanceId(id.instanceId()).setRequestId(requestId)
                 .setKind(RequestEventKind.LLM_REQUEST).setTimeUnixNano(span.getStartTimeUnixNano())
-                .setNumPromptTokens(a.optInt("gen_ai.usage.prompt_tokens"))
-                .setCompletionTokens(a.optInt("gen_ai.usage.completion_tokens"))
-                .setMaxTokens(a.optInt("gen_ai.request.max_tokens"))
-                .setTtftS(a.optDouble("gen_ai.latency.time_to_first_token"))
-                .setE2eS(a.optDouble("gen_ai.latency.e2e"))
-                .setQueueS(a.optDouble("gen_ai.latency.time_in_queue"))
-                .setPrefillS(a.optDouble("gen_ai.latency.time_in_model_prefill"))
-                .setDecodeS(a.optDouble("gen_ai.latency.time_in_model_decode"))
-                .setInferenceS(a.optDouble("gen_ai.latency.time_in_model_inference"))
+                .setNumPromptTokens(a.optInt(RequestAttributes.GEN_AI_USAGE_PROMPT_TOKENS))
+                .setCompletionTokens(a.optInt(RequestAttributes.GEN_AI_USAGE_COMPLETION_TOKENS))
+                .setMaxTokens(a.optInt(RequestAttributes.GEN_AI_REQUEST_MAX_TOKENS))
+                .setTtftS(a.optDouble(RequestAttributes.GEN_AI_LATENCY_TIME_TO_FIRST_TOKEN))
+                .setE2eS(a.optDouble(RequestAttributes.GEN_AI_LATENCY_E2E))
+                .setQueueS(a.optDouble(RequestAttributes.GEN_AI_LATENCY_TIME_IN_QUEUE))
+                .setPrefillS(a.optDouble(RequestAttributes.GEN_AI_LATENCY_TIME_IN_MODEL_PREFILL))
+                .setDecodeS(a.optDouble(RequestAttributes.GEN_AI_LATENCY_TIME_IN_MODEL_DECODE))
+                .setInferenceS(a.optDouble(RequestAttributes.GEN_AI_LATENCY_TIME_IN_MODEL_INFERENCE))
                 .setFinishReason(finish == null || finish.isEmpty() ? null : String.join(",", finish))
                 .setAttributes(rest).build();
         for (Double d : new Double[] {r.getTtftS(), r.getE2eS(), r.getQueueS(), r.getPrefillS(), r.getDecodeS(), r.getInferenceS()}) {

@@ -10,27 +10,24 @@ import io.stepline.events.LatencySource;
 import io.stepline.events.PhaseSpan;
 import io.stepline.events.StepRecord;
 import io.stepline.ingest.validation.Rejection;
+import io.stepline.schemas.otlp.StepAttributes;
 
 /**
- * Maps the step-level payload of seeds/000 §C.2 (form A span attributes or a form B
+ * Maps the step-level payload of docs/INPUT.md, "Step keys" (form A span attributes or a form B
  * {@code step.BATCH_SUMMARY} event) into a {@link StepRecord}, checking types, required keys
  * and the section's invariants.
  */
 public final class StepMapper {
-    public static final String STEP_SPAN = "EngineCore::Step";
-    public static final String BATCH_SUMMARY = "step.BATCH_SUMMARY";
-    public static final Set<String> ENGINE_PHASES = Set.of("EngineCore::Schedule", "EngineCore::Execute", "EngineCore::Output");
-    public static final Set<String> RANK_PHASES = Set.of("ModelRunner::Preprocess", "ModelRunner::Forward", "ModelRunner::Sample", "ModelRunner::Postprocess");
+    /** Aliases of the contract's names (schemas' StepAttributes), kept for ingest's callers. */
+    public static final String STEP_SPAN = StepAttributes.STEP_SPAN;
+    public static final String BATCH_SUMMARY = StepAttributes.BATCH_SUMMARY;
+    public static final Set<String> ENGINE_PHASES = StepAttributes.ENGINE_PHASES;
+    public static final Set<String> RANK_PHASES = StepAttributes.RANK_PHASES;
     /**
      * Every key {@link #batchSummary} reads: what {@link StepSummaryValues} keeps of a step span read
-     * from bytes. In the order of the seeds/000 §C.2 tables, the order the simulator writes them in,
-     * which the reader tries first.
+     * from bytes, in the order the simulator writes them in, which the reader tries first.
      */
-    static final List<String> BATCH_SUMMARY_KEYS = List.of("step.id", "step.ts_start_ns", "step.ts_end_ns", "step.duration_us",
-            "queue.running_depth", "queue.waiting_depth", "batch.num_prefill_reqs", "batch.num_decode_reqs", "batch.scheduled_tokens",
-            "batch.prefill_tokens", "batch.decode_tokens", "batch.num_finished", "batch.num_preempted", "kv.usage_gpu_ratio",
-            "kv.blocks_total_gpu", "kv.blocks_free_gpu", "kv.blocks_cpu_offload", "kv.blocks_disk_offload", "batch.decode_context_tokens",
-            "step.latency_ns", "step.latency_us");
+    static final List<String> BATCH_SUMMARY_KEYS = StepAttributes.BATCH_SUMMARY_KEYS;
     /** An hour: no engine step takes longer; anything above is a broken clock or unit. */
     public static final long MAX_STEP_NS = 3_600_000_000_000L;
 
@@ -64,34 +61,34 @@ public final class StepMapper {
      */
     static StepRecord.Builder batchSummary(Attributes a, InstanceIdentity id, String where) {
         List<String> degraded = new ArrayList<>(2);
-        int prefillTokens = a.requireInt("batch.prefill_tokens");
-        int decodeTokens = a.requireInt("batch.decode_tokens");
-        Integer scheduled = a.optInt("batch.scheduled_tokens");
+        int prefillTokens = a.requireInt(StepAttributes.BATCH_PREFILL_TOKENS);
+        int decodeTokens = a.requireInt(StepAttributes.BATCH_DECODE_TOKENS);
+        Integer scheduled = a.optInt(StepAttributes.BATCH_SCHEDULED_TOKENS);
         if (scheduled == null) {
             scheduled = prefillTokens + decodeTokens;
             degraded.add(MISSING_SCHEDULED_TOKENS);
         }
         StepRecord.Builder b = StepRecord.newBuilder()
                 .setInstanceId(id.instanceId()).setRole(id.role())
-                .setStepId(a.requireLong("step.id"))
-                .setRunningDepth(a.optInt("queue.running_depth"))
-                .setWaitingDepth(a.optInt("queue.waiting_depth"))
-                .setNumPrefillReqs(a.requireInt("batch.num_prefill_reqs"))
-                .setNumDecodeReqs(a.requireInt("batch.num_decode_reqs"))
+                .setStepId(a.requireLong(StepAttributes.STEP_ID))
+                .setRunningDepth(a.optInt(StepAttributes.QUEUE_RUNNING_DEPTH))
+                .setWaitingDepth(a.optInt(StepAttributes.QUEUE_WAITING_DEPTH))
+                .setNumPrefillReqs(a.requireInt(StepAttributes.BATCH_NUM_PREFILL_REQS))
+                .setNumDecodeReqs(a.requireInt(StepAttributes.BATCH_NUM_DECODE_REQS))
                 .setScheduledTokens(scheduled)
                 .setPrefillTokens(prefillTokens)
                 .setDecodeTokens(decodeTokens)
-                .setNumFinished(a.optInt("batch.num_finished"))
-                .setNumPreempted(a.optInt("batch.num_preempted"))
-                .setKvUsageGpuRatio(a.optDouble("kv.usage_gpu_ratio"))
-                .setKvBlocksTotalGpu(a.optLong("kv.blocks_total_gpu"))
-                .setKvBlocksFreeGpu(a.optLong("kv.blocks_free_gpu"))
-                .setKvBlocksCpuOffload(a.optLong("kv.blocks_cpu_offload"))
-                .setKvBlocksDiskOffload(a.optLong("kv.blocks_disk_offload"))
-                .setDecodeContextTokens(a.optLong("batch.decode_context_tokens"))
-                .setTsStartNs(a.optLong("step.ts_start_ns"))
-                .setTsEndNs(a.optLong("step.ts_end_ns"))
-                .setDurationUs(a.optLong("step.duration_us"))
+                .setNumFinished(a.optInt(StepAttributes.BATCH_NUM_FINISHED))
+                .setNumPreempted(a.optInt(StepAttributes.BATCH_NUM_PREEMPTED))
+                .setKvUsageGpuRatio(a.optDouble(StepAttributes.KV_USAGE_GPU_RATIO))
+                .setKvBlocksTotalGpu(a.optLong(StepAttributes.KV_BLOCKS_TOTAL_GPU))
+                .setKvBlocksFreeGpu(a.optLong(StepAttributes.KV_BLOCKS_FREE_GPU))
+                .setKvBlocksCpuOffload(a.optLong(StepAttributes.KV_BLOCKS_CPU_OFFLOAD))
+                .setKvBlocksDiskOffload(a.optLong(StepAttributes.KV_BLOCKS_DISK_OFFLOAD))
+                .setDecodeContextTokens(a.optLong(StepAttributes.BATCH_DECODE_CONTEXT_TOKENS))
+                .setTsStartNs(a.optLong(StepAttributes.STEP_TS_START_NS))
+                .setTsEndNs(a.optLong(StepAttributes.STEP_TS_END_NS))
+                .setDurationUs(a.optLong(StepAttributes.STEP_DURATION_US))
                 .setTpSize(id.tp())
                 .setLatencyNs(0).setStartUnixNano(0).setEndUnixNano(0);
         if (b.getRunningDepth() == null || b.getWaitingDepth() == null) {
@@ -103,9 +100,9 @@ public final class StepMapper {
         if (b.getKvUsageGpuRatio() == null || b.getKvBlocksTotalGpu() == null || b.getKvBlocksFreeGpu() == null) {
             degraded.add(MISSING_KV);
         }
-        Long explicit = a.optLong("step.latency_ns");
-        if (explicit == null && a.has("step.latency_us")) {
-            explicit = a.requireLong("step.latency_us") * 1000;
+        Long explicit = a.optLong(StepAttributes.STEP_LATENCY_NS);
+        if (explicit == null && a.has(StepAttributes.STEP_LATENCY_US)) {
+            explicit = a.requireLong(StepAttributes.STEP_LATENCY_US) * 1000;
         }
         if (explicit != null) {
             if (explicit < 0 || explicit > MAX_STEP_NS) {
@@ -118,7 +115,7 @@ public final class StepMapper {
         return b;
     }
 
-    /** Rejects a step whose counts break the seeds/000 §C.2 invariants (negative counts, a KV ratio outside [0, 1], ...). */
+    /** Rejects a step whose counts break the invariants of docs/INPUT.md, "Step keys" (negative counts, a KV ratio outside [0, 1], ...). */
     public static void checkInvariants(StepRecord.Builder b, String where) {
         if (b.getStepId() < 0) {
             throw invariant(b, where, "step.id < 0");

@@ -19,7 +19,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import io.stepline.events.DeadLetter;
 import io.stepline.ingest.otlp.ExportCheck;
 import io.stepline.ingest.otlp.InstanceMessages;
-import io.stepline.ingest.validation.DeadLetters;
+import io.stepline.schemas.DeadLetters;
 import io.stepline.ingest.validation.Rejection;
 import io.stepline.schemas.Serdes;
 import io.stepline.schemas.Topics;
@@ -110,7 +110,7 @@ public final class ExportStore implements AutoCloseable {
     }
 
     private Future<RecordMetadata> send(Rejection why, byte[] payload, String origin, String contentType, String instanceId) {
-        DeadLetter d = DeadLetters.of(source, origin, contentType, why, payload, instanceId);
+        DeadLetter d = why.deadLetter(source, origin, contentType, payload, instanceId);
         return producer.send(new ProducerRecord<>(Topics.DLQ.topicName(), DeadLetters.key(d), Serdes.DEAD_LETTER.encode(d)));
     }
 

@@ -27,7 +27,7 @@ import io.stepline.ingest.logs.LogsTopology;
 import io.stepline.ingest.accounting.IngestStats;
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.otlp.SpanFragment;
-import io.stepline.ingest.validation.DeadLetters;
+import io.stepline.schemas.DeadLetters;
 import io.stepline.ingest.validation.Rejection;
 import io.stepline.schemas.Topics;
 
@@ -157,8 +157,8 @@ public final class IngestTopology {
         }
 
         private void dead(Record<byte[], byte[]> record, Rejection r, byte[] payload) {
-            String origin = ctx.recordMetadata().map(m -> m.topic() + "-" + m.partition() + "@" + m.offset()).orElse(null);
-            byte[] dl = io.stepline.schemas.Serdes.DEAD_LETTER.encode(DeadLetters.of(Topics.OTLP_SPANS.topicName(), origin, null, r, payload));
+            String origin = ctx.recordMetadata().map(m -> DeadLetters.origin(m.topic(), m.partition(), m.offset())).orElse(null);
+            byte[] dl = io.stepline.schemas.Serdes.DEAD_LETTER.encode(r.deadLetter(Topics.OTLP_SPANS.topicName(), origin, null, payload, null));
             stats.deadLetter(r.code(), null);
             ctx.forward(record.withKey("").withValue(Routed.of(Routed.Kind.DEAD_LETTER, dl)));
         }
@@ -207,8 +207,8 @@ public final class IngestTopology {
 
                 @Override
                 public void reject(Rejection why, byte[] payload, String instanceId) {
-                    String origin = ctx.recordMetadata().map(m -> m.topic() + "-" + m.partition() + "@" + m.offset()).orElse(null);
-                    io.stepline.events.DeadLetter d = DeadLetters.of(Topics.OTLP_SPANS.topicName(), origin, null, why, payload, instanceId);
+                    String origin = ctx.recordMetadata().map(m -> DeadLetters.origin(m.topic(), m.partition(), m.offset())).orElse(null);
+                    io.stepline.events.DeadLetter d = why.deadLetter(Topics.OTLP_SPANS.topicName(), origin, null, payload, instanceId);
                     stats.deadLetter(why.code(), instanceId);
                     ctx.forward(new Record<>(DeadLetters.key(d), Routed.of(Routed.Kind.DEAD_LETTER, io.stepline.schemas.Serdes.DEAD_LETTER.encode(d)), ts()));
                 }

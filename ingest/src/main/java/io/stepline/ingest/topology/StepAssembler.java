@@ -392,7 +392,7 @@ public final class StepAssembler {
      * Messages of one instance may arrive out of order (the Collector spreads them over partitions by
      * trace id), so a step id lower than the highest seen is normal; what is refused is a step seen
      * before (a duplicate, within the last {@link #RECENT_STEPS} ids) and an id so far behind the
-     * highest that it cannot be reordering (step.id never resets, seeds/000 §C.2).
+     * highest that it cannot be reordering (step.id never resets, docs/INPUT.md "Step keys").
      *
      * <p>One state value per instance: [highest id][bit ring over the last RECENT_STEPS ids]. It is
      * read at the first step of a message and written back once after its last (a message carries

@@ -1,5 +1,8 @@
 package io.stepline.ingest.validation;
 
+import io.stepline.events.DeadLetter;
+import io.stepline.schemas.DeadLetters;
+
 /**
  * Why an input was refused: a stable machine-readable code (the dead-letter {@code reason_code}
  * and the metric label) and a human-readable detail.
@@ -28,5 +31,10 @@ public final class Rejection extends RuntimeException {
 
     public String code() {
         return code;
+    }
+
+    /** This rejection as a dead letter ({@link DeadLetters}), of a known serving instance or null. */
+    public DeadLetter deadLetter(String source, String origin, String contentType, byte[] payload, String instanceId) {
+        return DeadLetters.of(source, origin, contentType, code, getMessage(), payload, instanceId);
     }
 }

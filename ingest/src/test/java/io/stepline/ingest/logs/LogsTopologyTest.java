@@ -122,6 +122,22 @@ class LogsTopologyTest {
     }
 
     @Test
+    void theReorderWindowRunsOnTheStreamsClockForHoldingAndExpiring() {
+        // a driver whose wall clock is years behind the machine's: holding and expiry must use the same one
+        driver.close();
+        driver = new TopologyTestDriver(topology, IngestConfig.builder().stateDir(state).reorderWindowMs(1000).build()
+                .streamsProperties("dummy:9092"), java.time.Instant.parse("2020-01-01T00:00:00Z"));
+        in = driver.createInputTopic(Topics.OTLP_LOGS.topicName(), new ByteArraySerializer(), new ByteArraySerializer());
+        steps = driver.createOutputTopic(Topics.STEPS.topicName(), new StringDeserializer(), new ByteArrayDeserializer());
+        in.pipeInput(null, collector("serve.log", iteration("EngineCore pid=7", 0, 20), iteration("EngineCore pid=7", 2, 20)));
+        assertThat(steps()).extracting(StepRecord::getStepId).containsExactly(0L);
+        driver.advanceWallClockTime(Duration.ofMillis(500));
+        assertThat(steps()).as("held for less than the window").isEmpty();
+        driver.advanceWallClockTime(Duration.ofMillis(1500));
+        assertThat(steps()).extracting(StepRecord::getStepId).containsExactly(2L);
+    }
+
+    @Test
     void fileIngestMessagesNameTheirInstanceAndAreTakenAsRead() {
         byte[] m = LogsMessages.of("v-mix-7b-log", "vllm-iterations-v-mix-7b-log.log",
                 List.of("(APIServer pid=5) INFO 12-01 00:00:00 [vllm.py:790] Asynchronous scheduling is enabled.", iteration("EngineCore_DP0 pid=9", 0, 9.5)),

@@ -22,10 +22,10 @@ public final class HtmlReport {
         StringBuilder b = new StringBuilder(16_384);
         head(b, "Incident " + r.incidentId());
         b.append("<h1>Incident ").append(esc(r.incidentId())).append("</h1>");
-        b.append("<p class=\"sev\">").append(esc(r.severity())).append(" &#8212; ").append(esc(r.classification()))
+        b.append("<p class=\"sev\">").append(esc(r.severity().name())).append(" &#8212; ").append(esc(r.classification().name()))
                 .append(": ").append(esc(r.summary())).append("</p>");
-        b.append("<table><tr><th>instance</th><td>").append(esc(r.instance())).append(" (").append(esc(r.role())).append(")</td></tr>")
-                .append("<tr><th>kind</th><td>").append(esc(r.kind())).append("</td></tr>")
+        b.append("<table><tr><th>instance</th><td>").append(esc(r.instance())).append(" (").append(esc(r.role().name())).append(")</td></tr>")
+                .append("<tr><th>kind</th><td>").append(esc(r.kind().name())).append("</td></tr>")
                 .append("<tr><th>steps</th><td>").append(r.firstStepId()).append(" &#8211; ").append(r.lastStepId())
                 .append(" (").append(r.numSteps()).append(" flagged)</td></tr>")
                 .append("<tr><th>worst deviation</th><td>").append(fmt(r.maxDeviationRatio())).append("x expected</td></tr>")
@@ -99,8 +99,8 @@ public final class HtmlReport {
         for (IncidentReport r : newestFirst) {
             b.append("<tr><td>").append(java.time.Instant.ofEpochSecond(0, r.startUnixNano())).append("</td><td><a href=\"incident-")
                     .append(esc(r.incidentId())).append(".html\">").append(esc(r.incidentId())).append("</a></td><td>").append(esc(r.instance()))
-                    .append("</td><td>").append(esc(r.kind())).append("</td><td>").append(esc(r.classification())).append("</td><td>")
-                    .append(esc(r.severity())).append("</td><td>").append(r.numSteps()).append("</td><td>").append(fmt(r.maxDeviationRatio()))
+                    .append("</td><td>").append(esc(r.kind().name())).append("</td><td>").append(esc(r.classification().name())).append("</td><td>")
+                    .append(esc(r.severity().name())).append("</td><td>").append(r.numSteps()).append("</td><td>").append(fmt(r.maxDeviationRatio()))
                     .append("x</td></tr>");
         }
         b.append("</table></body></html>\n");

@@ -5,20 +5,25 @@ import java.util.Map;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 
+import io.stepline.events.AnomalyKind;
+import io.stepline.events.FaultType;
+import io.stepline.events.Incident;
+import io.stepline.events.InstanceRole;
+import io.stepline.events.Severity;
 import io.stepline.reports.triage.KernelDiff;
 import io.stepline.reports.triage.RankEvidence;
 
 /**
  * The machine-readable report of one incident ({@code incident-<id>.json}); field names are
- * stable and documented in reports/README.md.
+ * stable and documented in reports/README.md (the enums are written as their names).
  */
 public record IncidentReport(
         @JsonProperty("incident_id") String incidentId,
         @JsonProperty("instance") String instance,
-        @JsonProperty("role") String role,
-        @JsonProperty("kind") String kind,
-        @JsonProperty("classification") String classification,
-        @JsonProperty("severity") String severity,
+        @JsonProperty("role") InstanceRole role,
+        @JsonProperty("kind") AnomalyKind kind,
+        @JsonProperty("classification") FaultType classification,
+        @JsonProperty("severity") Severity severity,
         @JsonProperty("summary") String summary,
         @JsonProperty("evidence") List<String> evidence,
         @JsonProperty("first_step_id") long firstStepId,
@@ -47,4 +52,12 @@ public record IncidentReport(
     /** A request that ran in the incident's steps, with its latency and the SLOs it missed. */
     public record RequestImpact(@JsonProperty("request_id") String requestId, @JsonProperty("ttft_s") Double ttftS,
                                 @JsonProperty("tpot_s") Double tpotS, @JsonProperty("slo_violations") List<String> sloViolations) {}
+
+    /** The incident this report describes, as published on stepline.incidents; {@code reportPath} may be null. */
+    public Incident toIncident(String reportPath) {
+        return Incident.newBuilder().setIncidentId(incidentId).setInstanceId(instance).setKind(kind).setSeverity(severity)
+                .setClassification(classification).setFirstStepId(firstStepId).setLastStepId(lastStepId).setNumSteps(numSteps)
+                .setStartUnixNano(startUnixNano).setEndUnixNano(endUnixNano).setMaxDeviationRatio(maxDeviationRatio).setSummary(summary)
+                .setReportPath(reportPath).build();
+    }
 }

@@ -39,7 +39,7 @@ import io.stepline.reports.html.ScatterPlot;
 import io.stepline.reports.perfetto.PerfettoTrace;
 import io.stepline.reports.triage.Triage;
 import io.stepline.reports.triage.Triager;
-import io.stepline.roofline.eval.OutlierRuns;
+import io.stepline.evaluation.OutlierRuns;
 
 /**
  * Turns the detector's output into incidents and reports, with no Kafka in sight: feed it
@@ -282,7 +282,7 @@ public final class IncidentReporter {
                 break;
             }
         }
-        IncidentReport r = new IncidentReport(id, in.id, in.role.name(), AnomalyKind.OUTLIER.name(), t.classification().name(), worst.name(),
+        IncidentReport r = new IncidentReport(id, in.id, in.role, AnomalyKind.OUTLIER, t.classification(), worst,
                 t.summary(), t.evidence(), run.firstStep, run.lastStep, run.steps, run.startNs, run.endNs, run.maxRatio, t.dominantPhase(),
                 t.dominantGrowth(), t.phaseGrowth(), t.ranks(), t.kernels(), summaries,
                 requests.impacts(in.id, run.firstStep, run.lastStep, settings.ttftSloS(), settings.tpotSloS(), 100),
@@ -300,7 +300,7 @@ public final class IncidentReporter {
             double tokens = s == null ? 0 : (s.getPrefillTokens() > 0 ? s.getPrefillTokens() : s.getNumDecodeReqs());
             flagged.add(new ScatterPlot.Point(tokens, nz(a.getLatencyNs()) / 1e6, nz(a.getBoundNs()) / 1e6));
         }
-        publish(in, r, trace, flagged, AnomalyKind.OUTLIER, t.classification());
+        publish(in, r, trace, flagged);
     }
 
     /**
@@ -372,7 +372,7 @@ public final class IncidentReporter {
         evidence.addAll(t.evidence());
         FaultType cls = t.classification();
         String id = in.id + "-drift-" + (a.getStepId() == null ? 0 : a.getStepId());
-        IncidentReport r = new IncidentReport(id, in.id, in.role.name(), AnomalyKind.SUSTAINED_REGRESSION.name(), cls.name(), a.getSeverity().name(),
+        IncidentReport r = new IncidentReport(id, in.id, in.role, AnomalyKind.SUSTAINED_REGRESSION, cls, a.getSeverity(),
                 "sustained regression: " + String.format(Locale.ROOT, "%.2fx", a.getDeviationRatio())
                         + (cls == FaultType.UNKNOWN ? "" : " (" + t.summary() + ")"),
                 evidence, firstStep, a.getStepId() == null ? 0 : a.getStepId(), (int) absorbedSteps, start, a.getEndUnixNano(),
@@ -382,10 +382,10 @@ public final class IncidentReporter {
         for (KernelBatch b : after) {
             trace.kernels(b, " (after)");
         }
-        publish(in, r, trace, List.of(), AnomalyKind.SUSTAINED_REGRESSION, cls);
+        publish(in, r, trace, List.of());
     }
 
-    private void publish(Instance in, IncidentReport r, PerfettoTrace trace, List<ScatterPlot.Point> flagged, AnomalyKind kind, FaultType cls) {
+    private void publish(Instance in, IncidentReport r, PerfettoTrace trace, List<ScatterPlot.Point> flagged) {
         String base = "incident-" + safe(r.incidentId());
         try {
             Files.writeString(settings.outDir().resolve(base + ".json"), json.writeValueAsString(r));
@@ -398,8 +398,8 @@ public final class IncidentReporter {
             Files.writeString(settings.outDir().resolve("index.html"), HtmlReport.index(newest));
             ObjectNode line = compact.createObjectNode();
             line.put("id", r.incidentId()).put("instance", r.instance()).put("first_step_id", r.firstStepId())
-                    .put("last_step_id", r.lastStepId()).put("kind", r.kind()).put("classification", r.classification())
-                    .put("severity", r.severity()).put("start_unix_nano", r.startUnixNano()).put("end_unix_nano", r.endUnixNano())
+                    .put("last_step_id", r.lastStepId()).put("kind", r.kind().name()).put("classification", r.classification().name())
+                    .put("severity", r.severity().name()).put("start_unix_nano", r.startUnixNano()).put("end_unix_nano", r.endUnixNano())
                     .put("num_steps", r.numSteps()).put("max_deviation_ratio", r.maxDeviationRatio()).put("summary", r.summary())
                     .put("report_path", base + ".html");
             Files.writeString(settings.outDir().resolve("incidents.jsonl"), compact.writeValueAsString(line) + "\n",
@@ -407,11 +407,7 @@ public final class IncidentReporter {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write report " + base + ": " + e.getMessage(), e);
         }
-        Incident inc = Incident.newBuilder().setIncidentId(r.incidentId()).setInstanceId(r.instance()).setKind(kind)
-                .setSeverity(Severity.valueOf(r.severity())).setClassification(cls).setFirstStepId(r.firstStepId())
-                .setLastStepId(r.lastStepId()).setNumSteps(r.numSteps()).setStartUnixNano(r.startUnixNano()).setEndUnixNano(r.endUnixNano())
-                .setMaxDeviationRatio(r.maxDeviationRatio()).setSummary(r.summary()).setReportPath(base + ".html").build();
-        publisher.incident(inc);
+        publisher.incident(r.toIncident(base + ".html"));
         if (alerted.contains(r.incidentId())) {
             in.lastAlertNs = r.startUnixNano(); // alerted before a restart: replay its rate-limit effect, do not repeat it
             return;
@@ -423,9 +419,9 @@ public final class IncidentReporter {
         in.lastAlertNs = r.startUnixNano();
         alerted.add(r.incidentId());
         ObjectNode alert = compact.createObjectNode();
-        alert.put("alert_id", "alert-" + r.incidentId()).put("incident_id", r.incidentId()).put("severity", r.severity())
+        alert.put("alert_id", "alert-" + r.incidentId()).put("incident_id", r.incidentId()).put("severity", r.severity().name())
                 .put("instance", r.instance()).put("start_unix_nano", r.startUnixNano()).put("end_unix_nano", r.endUnixNano())
-                .put("kind", r.kind()).put("classification", r.classification()).put("summary", r.summary())
+                .put("kind", r.kind().name()).put("classification", r.classification().name()).put("summary", r.summary())
                 .put("report_path", settings.outDir().resolve(base + ".html").toString());
         try {
             publisher.alert(r.instance(), r.incidentId(), compact.writeValueAsString(alert));

@@ -3,7 +3,7 @@ package io.stepline.reports.incident;
 import java.nio.file.Path;
 import java.util.Objects;
 
-import io.stepline.roofline.eval.OutlierRuns;
+import io.stepline.evaluation.OutlierRuns;
 
 /** Validated settings of the reporter, with documented defaults. */
 public record ReporterSettings(Path outDir, double ttftSloS, double tpotSloS, int maxGapSteps, long maxGapNs, int minSteps,

@@ -7,6 +7,7 @@ import java.util.Locale;
  * seconds, steps and steps per wall-clock second since the start. Redrawn in place with a carriage return.
  */
 final class ProgressBar {
+    /** Characters of the bar between its brackets. */
     static final int DEFAULT_WIDTH = 24;
 
     private final double totalS;

@@ -2,6 +2,7 @@ package io.stepline.simulator.instance;
 
 /** Paged KV cache in fixed-size blocks, as vLLM's BlockPool: allocation can fail, usage never negative. */
 public final class KvCache {
+    /** Tokens per KV block, vLLM's default block size. */
     public static final int DEFAULT_BLOCK_SIZE = 16;
 
     private final int totalBlocks;

@@ -8,6 +8,7 @@ import io.stepline.events.FaultType;
 import io.stepline.events.KernelBatch;
 import io.stepline.events.KernelRecord;
 import io.stepline.events.StepLabel;
+import io.stepline.schemas.otlp.StepAttributes;
 import io.stepline.simulator.faults.Fault;
 import io.stepline.simulator.kernels.KernelTimeline;
 import io.stepline.simulator.latency.Noise;
@@ -105,10 +106,10 @@ public final class StepExecutor {
             long fwdEnd = tp > 1 ? execStart + (long) syncedForwardEnd : preEnd + (long) ownForward[r];
             long sampEnd = fwdEnd + (long) (sample + sampleBubble[r]);
             long postEnd = sampEnd + (long) post;
-            phases.add(new StepOutput.Phase("ModelRunner::Preprocess", r, execStart, preEnd));
-            phases.add(new StepOutput.Phase("ModelRunner::Forward", r, preEnd, fwdEnd));
-            phases.add(new StepOutput.Phase("ModelRunner::Sample", r, fwdEnd, sampEnd));
-            phases.add(new StepOutput.Phase("ModelRunner::Postprocess", r, sampEnd, postEnd));
+            phases.add(new StepOutput.Phase(StepAttributes.PREPROCESS_PHASE, r, execStart, preEnd));
+            phases.add(new StepOutput.Phase(StepAttributes.FORWARD_PHASE, r, preEnd, fwdEnd));
+            phases.add(new StepOutput.Phase(StepAttributes.SAMPLE_PHASE, r, fwdEnd, sampEnd));
+            phases.add(new StepOutput.Phase(StepAttributes.POSTPROCESS_PHASE, r, sampEnd, postEnd));
             execEnd = Math.max(execEnd, postEnd);
             if (kernelsPerRank > 0) {
                 double wait = tp > 1 ? syncedForwardEnd - (pre[r] + ownForward[r]) : 0;
@@ -119,9 +120,9 @@ public final class StepExecutor {
             }
         }
         long endNs = execEnd + (long) output;
-        phases.add(0, new StepOutput.Phase("EngineCore::Schedule", null, startNs, execStart));
-        phases.add(1, new StepOutput.Phase("EngineCore::Execute", null, execStart, execEnd));
-        phases.add(2, new StepOutput.Phase("EngineCore::Output", null, execEnd, endNs));
+        phases.add(0, new StepOutput.Phase(StepAttributes.SCHEDULE_PHASE, null, startNs, execStart));
+        phases.add(1, new StepOutput.Phase(StepAttributes.EXECUTE_PHASE, null, execStart, execEnd));
+        phases.add(2, new StepOutput.Phase(StepAttributes.OUTPUT_PHASE, null, execEnd, endNs));
 
         long latency = endNs - startNs;
         long healthy = Math.max(1, (long) healthyTotal);

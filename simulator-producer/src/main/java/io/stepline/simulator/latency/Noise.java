@@ -9,9 +9,13 @@ import java.util.SplittableRandom;
  * mistakes for anomalies.
  */
 public final class Noise {
+    /** Sigma of the lognormal body: about 4% run-to-run jitter of a healthy step. */
     public static final double DEFAULT_SIGMA = 0.04;
+    /** Share of healthy steps that fall in the heavy tail (two in a thousand). */
     public static final double DEFAULT_TAIL_PROBABILITY = 0.002;
+    /** Slowdown per unit of the Pareto draw in the tail (capped at 10 units: at most 1.8x). */
     public static final double DEFAULT_TAIL_SCALE = 0.08;
+    /** Pareto shape of the tail: smaller is heavier. */
     public static final double DEFAULT_TAIL_ALPHA = 2.5;
 
     private final double sigma;

@@ -1,5 +1,7 @@
 package io.stepline.simulator.otlp;
 
+import static io.stepline.schemas.otlp.OtlpFields.*;
+
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -9,6 +11,8 @@ import java.util.Map;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.opentelemetry.proto.trace.v1.TracesData;
 
+import io.stepline.schemas.otlp.RequestAttributes;
+import io.stepline.schemas.otlp.StepAttributes;
 import io.stepline.simulator.SimulationConfig;
 import io.stepline.simulator.instance.Request;
 import io.stepline.simulator.instance.ScheduledBatch;
@@ -28,97 +32,71 @@ import io.stepline.simulator.instance.StepOutput;
  * outrun the fleet it imitates. An encoder is not thread-safe: it reuses one buffer.
  */
 public final class StepSpanEncoder {
-    public static final String STEP_SCOPE = "vllm.scheduler.step";
-    public static final String REQUEST_SCOPE = "vllm.llm_engine";
+    public static final String STEP_SCOPE = StepAttributes.STEP_SCOPE;
+    public static final String REQUEST_SCOPE = StepAttributes.REQUEST_SCOPE;
 
-    // field numbers of opentelemetry/proto/trace/v1/trace.proto, common.proto and resource.proto
-    private static final int TRACES_DATA_RESOURCE_SPANS = 1;
-    private static final int RESOURCE_SPANS_RESOURCE = 1;
-    private static final int RESOURCE_SPANS_SCOPE_SPANS = 2;
-    private static final int RESOURCE_ATTRIBUTES = 1;
-    private static final int SCOPE_SPANS_SCOPE = 1;
-    private static final int SCOPE_SPANS_SPANS = 2;
-    private static final int SCOPE_NAME = 1;
-    private static final int SPAN_TRACE_ID = 1;
-    private static final int SPAN_SPAN_ID = 2;
-    private static final int SPAN_PARENT_SPAN_ID = 4;
-    private static final int SPAN_NAME = 5;
-    private static final int SPAN_KIND = 6;
-    private static final int SPAN_START = 7;
-    private static final int SPAN_END = 8;
-    private static final int SPAN_ATTRIBUTES = 9;
-    private static final int SPAN_EVENTS = 11;
-    private static final int EVENT_TIME = 1;
-    private static final int EVENT_NAME = 2;
-    private static final int EVENT_ATTRIBUTES = 3;
-    private static final int KEY_VALUE_KEY = 1;
-    private static final int KEY_VALUE_VALUE = 2;
-    private static final int ANY_STRING = 1;
-    private static final int ANY_INT = 3;
-    private static final int ANY_DOUBLE = 4;
-    private static final int SPAN_KIND_INTERNAL = 1;
-    private static final int SPAN_KIND_SERVER = 2;
+    // field numbers: io.stepline.schemas.otlp.OtlpFields, shared with ingest's reader
 
     // attribute keys as the bytes of their KeyValue.key field, and span/event names, encoded once
-    private static final byte[] K_SERVICE_NAME = keyField("service.name");
-    private static final byte[] K_SERVICE_INSTANCE_ID = keyField("service.instance.id");
-    private static final byte[] K_VLLM_INSTANCE_ROLE = keyField("vllm.instance.role");
-    private static final byte[] K_VLLM_PARALLEL_TP_SIZE = keyField("vllm.parallel.tp_size");
-    private static final byte[] K_WORKER_RANK = keyField("worker.rank");
-    private static final byte[] K_STEP_ID = keyField("step.id");
-    private static final byte[] K_STEP_TS_START_NS = keyField("step.ts_start_ns");
-    private static final byte[] K_STEP_TS_END_NS = keyField("step.ts_end_ns");
-    private static final byte[] K_STEP_DURATION_US = keyField("step.duration_us");
-    private static final byte[] K_QUEUE_RUNNING_DEPTH = keyField("queue.running_depth");
-    private static final byte[] K_QUEUE_WAITING_DEPTH = keyField("queue.waiting_depth");
-    private static final byte[] K_BATCH_NUM_PREFILL_REQS = keyField("batch.num_prefill_reqs");
-    private static final byte[] K_BATCH_NUM_DECODE_REQS = keyField("batch.num_decode_reqs");
-    private static final byte[] K_BATCH_SCHEDULED_TOKENS = keyField("batch.scheduled_tokens");
-    private static final byte[] K_BATCH_PREFILL_TOKENS = keyField("batch.prefill_tokens");
-    private static final byte[] K_BATCH_DECODE_TOKENS = keyField("batch.decode_tokens");
-    private static final byte[] K_BATCH_NUM_FINISHED = keyField("batch.num_finished");
-    private static final byte[] K_BATCH_NUM_PREEMPTED = keyField("batch.num_preempted");
-    private static final byte[] K_KV_USAGE_GPU_RATIO = keyField("kv.usage_gpu_ratio");
-    private static final byte[] K_KV_BLOCKS_TOTAL_GPU = keyField("kv.blocks_total_gpu");
-    private static final byte[] K_KV_BLOCKS_FREE_GPU = keyField("kv.blocks_free_gpu");
-    private static final byte[] K_BATCH_DECODE_CONTEXT_TOKENS = keyField("batch.decode_context_tokens");
-    private static final byte[] K_REQUEST_ID = keyField("request.id");
-    private static final byte[] K_REQUEST_PHASE = keyField("request.phase");
-    private static final byte[] K_REQUEST_NUM_PROMPT_TOKENS = keyField("request.num_prompt_tokens");
-    private static final byte[] K_REQUEST_NUM_COMPUTED_TOKENS = keyField("request.num_computed_tokens");
-    private static final byte[] K_REQUEST_NUM_OUTPUT_TOKENS = keyField("request.num_output_tokens");
-    private static final byte[] K_REQUEST_NUM_PREEMPTIONS = keyField("request.num_preemptions");
-    private static final byte[] K_REQUEST_SCHEDULED_TOKENS_THIS_STEP = keyField("request.scheduled_tokens_this_step");
-    private static final byte[] K_KV_BLOCKS_ALLOCATED_GPU = keyField("kv.blocks_allocated_gpu");
-    private static final byte[] K_KV_BLOCKS_CACHED_GPU = keyField("kv.blocks_cached_gpu");
-    private static final byte[] K_REQUEST_MAX_TOKENS = keyField("request.max_tokens");
-    private static final byte[] K_GEN_AI_REQUEST_ID = keyField("gen_ai.request.id");
-    private static final byte[] K_GEN_AI_RESPONSE_MODEL = keyField("gen_ai.response.model");
-    private static final byte[] K_GEN_AI_REQUEST_MAX_TOKENS = keyField("gen_ai.request.max_tokens");
-    private static final byte[] K_GEN_AI_USAGE_PROMPT_TOKENS = keyField("gen_ai.usage.prompt_tokens");
-    private static final byte[] K_GEN_AI_USAGE_COMPLETION_TOKENS = keyField("gen_ai.usage.completion_tokens");
-    private static final byte[] K_GEN_AI_LATENCY_TIME_IN_QUEUE = keyField("gen_ai.latency.time_in_queue");
-    private static final byte[] K_GEN_AI_LATENCY_TIME_TO_FIRST_TOKEN = keyField("gen_ai.latency.time_to_first_token");
-    private static final byte[] K_GEN_AI_LATENCY_E2E = keyField("gen_ai.latency.e2e");
-    private static final byte[] K_GEN_AI_LATENCY_TIME_IN_MODEL_PREFILL = keyField("gen_ai.latency.time_in_model_prefill");
-    private static final byte[] K_GEN_AI_LATENCY_TIME_IN_MODEL_DECODE = keyField("gen_ai.latency.time_in_model_decode");
-    private static final byte[] K_EVENT_TYPE = keyField("event.type");
-    private static final byte[] K_TS_MONOTONIC = keyField("ts.monotonic");
-    private static final byte[] K_TS_MONOTONIC_NS = keyField("ts.monotonic_ns");
-    private static final byte[] K_PHASE = keyField("phase");
-    private static final byte[] K_PREFILL_DONE_TOKENS = keyField("prefill.done_tokens");
-    private static final byte[] K_PREFILL_TOTAL_TOKENS = keyField("prefill.total_tokens");
-    private static final byte[] K_DECODE_DONE_TOKENS = keyField("decode.done_tokens");
-    private static final byte[] K_DECODE_MAX_TOKENS = keyField("decode.max_tokens");
-    private static final byte[] K_NUM_PREEMPTIONS = keyField("num_preemptions");
-    private static final byte[] K_SCHEDULER_STEP = keyField("scheduler.step");
-    private static final byte[] K_SCHEDULE_KIND = keyField("schedule.kind");
-    private static final byte[] K_FINISH_STATUS = keyField("finish.status");
-    private static final byte[] N_STEP_BATCH_SUMMARY = ProtoWriter.utf8("step.BATCH_SUMMARY");
-    private static final byte[] N_STEP_REQUEST_SNAPSHOT = ProtoWriter.utf8("step.REQUEST_SNAPSHOT");
-    private static final byte[] N_ENGINECORE__STEP = ProtoWriter.utf8("EngineCore::Step");
-    private static final byte[] N_SCHEDULER_STEPS = ProtoWriter.utf8("scheduler_steps");
-    private static final byte[] N_LLM_REQUEST = ProtoWriter.utf8("llm_request");
+    private static final byte[] K_SERVICE_NAME = keyField(StepAttributes.SERVICE_NAME);
+    private static final byte[] K_SERVICE_INSTANCE_ID = keyField(StepAttributes.SERVICE_INSTANCE_ID);
+    private static final byte[] K_VLLM_INSTANCE_ROLE = keyField(StepAttributes.VLLM_INSTANCE_ROLE);
+    private static final byte[] K_VLLM_PARALLEL_TP_SIZE = keyField(StepAttributes.VLLM_PARALLEL_TP_SIZE);
+    private static final byte[] K_WORKER_RANK = keyField(StepAttributes.WORKER_RANK);
+    private static final byte[] K_STEP_ID = keyField(StepAttributes.STEP_ID);
+    private static final byte[] K_STEP_TS_START_NS = keyField(StepAttributes.STEP_TS_START_NS);
+    private static final byte[] K_STEP_TS_END_NS = keyField(StepAttributes.STEP_TS_END_NS);
+    private static final byte[] K_STEP_DURATION_US = keyField(StepAttributes.STEP_DURATION_US);
+    private static final byte[] K_QUEUE_RUNNING_DEPTH = keyField(StepAttributes.QUEUE_RUNNING_DEPTH);
+    private static final byte[] K_QUEUE_WAITING_DEPTH = keyField(StepAttributes.QUEUE_WAITING_DEPTH);
+    private static final byte[] K_BATCH_NUM_PREFILL_REQS = keyField(StepAttributes.BATCH_NUM_PREFILL_REQS);
+    private static final byte[] K_BATCH_NUM_DECODE_REQS = keyField(StepAttributes.BATCH_NUM_DECODE_REQS);
+    private static final byte[] K_BATCH_SCHEDULED_TOKENS = keyField(StepAttributes.BATCH_SCHEDULED_TOKENS);
+    private static final byte[] K_BATCH_PREFILL_TOKENS = keyField(StepAttributes.BATCH_PREFILL_TOKENS);
+    private static final byte[] K_BATCH_DECODE_TOKENS = keyField(StepAttributes.BATCH_DECODE_TOKENS);
+    private static final byte[] K_BATCH_NUM_FINISHED = keyField(StepAttributes.BATCH_NUM_FINISHED);
+    private static final byte[] K_BATCH_NUM_PREEMPTED = keyField(StepAttributes.BATCH_NUM_PREEMPTED);
+    private static final byte[] K_KV_USAGE_GPU_RATIO = keyField(StepAttributes.KV_USAGE_GPU_RATIO);
+    private static final byte[] K_KV_BLOCKS_TOTAL_GPU = keyField(StepAttributes.KV_BLOCKS_TOTAL_GPU);
+    private static final byte[] K_KV_BLOCKS_FREE_GPU = keyField(StepAttributes.KV_BLOCKS_FREE_GPU);
+    private static final byte[] K_BATCH_DECODE_CONTEXT_TOKENS = keyField(StepAttributes.BATCH_DECODE_CONTEXT_TOKENS);
+    private static final byte[] K_REQUEST_ID = keyField(RequestAttributes.REQUEST_ID);
+    private static final byte[] K_REQUEST_PHASE = keyField(RequestAttributes.REQUEST_PHASE);
+    private static final byte[] K_REQUEST_NUM_PROMPT_TOKENS = keyField(RequestAttributes.REQUEST_NUM_PROMPT_TOKENS);
+    private static final byte[] K_REQUEST_NUM_COMPUTED_TOKENS = keyField(RequestAttributes.REQUEST_NUM_COMPUTED_TOKENS);
+    private static final byte[] K_REQUEST_NUM_OUTPUT_TOKENS = keyField(RequestAttributes.REQUEST_NUM_OUTPUT_TOKENS);
+    private static final byte[] K_REQUEST_NUM_PREEMPTIONS = keyField(RequestAttributes.REQUEST_NUM_PREEMPTIONS);
+    private static final byte[] K_REQUEST_SCHEDULED_TOKENS_THIS_STEP = keyField(RequestAttributes.REQUEST_SCHEDULED_TOKENS_THIS_STEP);
+    private static final byte[] K_KV_BLOCKS_ALLOCATED_GPU = keyField(RequestAttributes.KV_BLOCKS_ALLOCATED_GPU);
+    private static final byte[] K_KV_BLOCKS_CACHED_GPU = keyField(RequestAttributes.KV_BLOCKS_CACHED_GPU);
+    private static final byte[] K_REQUEST_MAX_TOKENS = keyField(RequestAttributes.REQUEST_MAX_TOKENS);
+    private static final byte[] K_GEN_AI_REQUEST_ID = keyField(RequestAttributes.GEN_AI_REQUEST_ID);
+    private static final byte[] K_GEN_AI_RESPONSE_MODEL = keyField(RequestAttributes.GEN_AI_RESPONSE_MODEL);
+    private static final byte[] K_GEN_AI_REQUEST_MAX_TOKENS = keyField(RequestAttributes.GEN_AI_REQUEST_MAX_TOKENS);
+    private static final byte[] K_GEN_AI_USAGE_PROMPT_TOKENS = keyField(RequestAttributes.GEN_AI_USAGE_PROMPT_TOKENS);
+    private static final byte[] K_GEN_AI_USAGE_COMPLETION_TOKENS = keyField(RequestAttributes.GEN_AI_USAGE_COMPLETION_TOKENS);
+    private static final byte[] K_GEN_AI_LATENCY_TIME_IN_QUEUE = keyField(RequestAttributes.GEN_AI_LATENCY_TIME_IN_QUEUE);
+    private static final byte[] K_GEN_AI_LATENCY_TIME_TO_FIRST_TOKEN = keyField(RequestAttributes.GEN_AI_LATENCY_TIME_TO_FIRST_TOKEN);
+    private static final byte[] K_GEN_AI_LATENCY_E2E = keyField(RequestAttributes.GEN_AI_LATENCY_E2E);
+    private static final byte[] K_GEN_AI_LATENCY_TIME_IN_MODEL_PREFILL = keyField(RequestAttributes.GEN_AI_LATENCY_TIME_IN_MODEL_PREFILL);
+    private static final byte[] K_GEN_AI_LATENCY_TIME_IN_MODEL_DECODE = keyField(RequestAttributes.GEN_AI_LATENCY_TIME_IN_MODEL_DECODE);
+    private static final byte[] K_EVENT_TYPE = keyField(RequestAttributes.EVENT_TYPE);
+    private static final byte[] K_TS_MONOTONIC = keyField(RequestAttributes.TS_MONOTONIC);
+    private static final byte[] K_TS_MONOTONIC_NS = keyField(RequestAttributes.TS_MONOTONIC_NS);
+    private static final byte[] K_PHASE = keyField(RequestAttributes.JOURNEY_PHASE);
+    private static final byte[] K_PREFILL_DONE_TOKENS = keyField(RequestAttributes.PREFILL_DONE_TOKENS);
+    private static final byte[] K_PREFILL_TOTAL_TOKENS = keyField(RequestAttributes.PREFILL_TOTAL_TOKENS);
+    private static final byte[] K_DECODE_DONE_TOKENS = keyField(RequestAttributes.DECODE_DONE_TOKENS);
+    private static final byte[] K_DECODE_MAX_TOKENS = keyField(RequestAttributes.DECODE_MAX_TOKENS);
+    private static final byte[] K_NUM_PREEMPTIONS = keyField(RequestAttributes.JOURNEY_NUM_PREEMPTIONS);
+    private static final byte[] K_SCHEDULER_STEP = keyField(RequestAttributes.SCHEDULER_STEP);
+    private static final byte[] K_SCHEDULE_KIND = keyField(RequestAttributes.SCHEDULE_KIND);
+    private static final byte[] K_FINISH_STATUS = keyField(RequestAttributes.FINISH_STATUS);
+    private static final byte[] N_STEP_BATCH_SUMMARY = ProtoWriter.utf8(StepAttributes.BATCH_SUMMARY);
+    private static final byte[] N_STEP_REQUEST_SNAPSHOT = ProtoWriter.utf8(StepAttributes.REQUEST_SNAPSHOT);
+    private static final byte[] N_ENGINECORE__STEP = ProtoWriter.utf8(StepAttributes.STEP_SPAN);
+    private static final byte[] N_SCHEDULER_STEPS = ProtoWriter.utf8(StepAttributes.SCHEDULER_STEPS_SPAN);
+    private static final byte[] N_LLM_REQUEST = ProtoWriter.utf8(StepAttributes.LLM_REQUEST_SPAN);
 
     private final SimulationConfig.Form form;
     private final ProtoWriter out = new ProtoWriter(1 << 16);
@@ -230,7 +208,7 @@ public final class StepSpanEncoder {
         spanHeader(id16, id8, null, N_SCHEDULER_STEPS, SPAN_KIND_INTERNAL, first.startNs(), last.endNs());
         for (StepOutput s : group) {
             int ev = out.begin(SPAN_EVENTS, 2);
-            out.fixed64Field(EVENT_TIME, s.startNs());
+            out.fixed64Field(EVENT_TIME_UNIX_NANO, s.startNs());
             out.bytesField(EVENT_NAME, N_STEP_BATCH_SUMMARY);
             batchSummary(EVENT_ATTRIBUTES, s);
             out.end(ev);
@@ -250,8 +228,8 @@ public final class StepSpanEncoder {
         }
         out.bytesField(SPAN_NAME, name);
         out.varintField(SPAN_KIND, kind);
-        out.fixed64Field(SPAN_START, startNs);
-        out.fixed64Field(SPAN_END, endNs);
+        out.fixed64Field(SPAN_START_TIME_UNIX_NANO, startNs);
+        out.fixed64Field(SPAN_END_TIME_UNIX_NANO, endNs);
     }
 
     /** The §C.2 attributes (plus our batch.decode_context_tokens) of a step. */
@@ -278,7 +256,7 @@ public final class StepSpanEncoder {
 
     private void snapshot(StepOutput s, StepOutput.RequestSnapshot r) {
         int ev = out.begin(SPAN_EVENTS, 2);
-        out.fixed64Field(EVENT_TIME, s.startNs());
+        out.fixed64Field(EVENT_TIME_UNIX_NANO, s.startNs());
         out.bytesField(EVENT_NAME, N_STEP_REQUEST_SNAPSHOT);
         integer(EVENT_ATTRIBUTES, K_STEP_ID, s.stepId());
         str(EVENT_ATTRIBUTES, K_REQUEST_ID, ProtoWriter.utf8(r.requestId()));
@@ -313,8 +291,8 @@ public final class StepSpanEncoder {
         dbl(SPAN_ATTRIBUTES, K_GEN_AI_LATENCY_TIME_IN_MODEL_DECODE, r.finishedS - r.firstTokenS);
         for (StepOutput.JourneyEvent j : r.journey) {
             int ev = out.begin(SPAN_EVENTS, 2);
-            out.fixed64Field(EVENT_TIME, j.timeNs());
-            out.bytesField(EVENT_NAME, bytes("journey." + j.type()));
+            out.fixed64Field(EVENT_TIME_UNIX_NANO, j.timeNs());
+            out.bytesField(EVENT_NAME, bytes(StepAttributes.JOURNEY_PREFIX + j.type()));
             str(EVENT_ATTRIBUTES, K_EVENT_TYPE, j.type());
             dbl(EVENT_ATTRIBUTES, K_TS_MONOTONIC, j.monoNs() / 1e9);
             integer(EVENT_ATTRIBUTES, K_TS_MONOTONIC_NS, j.monoNs());

@@ -1,4 +1,4 @@
-package io.stepline.roofline.eval;
+package io.stepline.evaluation;
 
 import java.util.ArrayList;
 import java.util.Collection;

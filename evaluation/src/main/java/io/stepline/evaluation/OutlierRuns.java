@@ -1,4 +1,4 @@
-package io.stepline.roofline.eval;
+package io.stepline.evaluation;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -9,7 +9,9 @@ import java.util.List;
  * reports) and for scoring incident precision (in the evaluation harness).
  */
 public final class OutlierRuns {
+    /** Most unflagged steps between two outliers of one run. */
     public static final int DEFAULT_MAX_GAP_STEPS = 8;
+    /** Most step time between two outliers of one run (2 s). */
     public static final long DEFAULT_MAX_GAP_NS = 2_000_000_000L;
     /**
      * Flagged steps a run needs to be an incident. One: a host stall or a straggler rank slows a single

@@ -1,4 +1,4 @@
-package io.stepline.roofline.eval;
+package io.stepline.evaluation;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A Stepline Kafka Streams application: the settings every stage shares (exactly-once v2, large
- * fetches and batches, lz4) assembled in one place, and the lifecycle (a failing stream thread
+ * fetches and batches, no producer compression) assembled in one place, and the lifecycle (a failing stream thread
  * stops the client, which {@link #isHealthy()} then reports).
  */
 public final class StreamsApp implements AutoCloseable {

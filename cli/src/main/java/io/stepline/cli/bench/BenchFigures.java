@@ -1,0 +1,95 @@
+package io.stepline.cli.bench;
+
+import java.io.PrintWriter;
+import java.util.Locale;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonUnwrapped;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.annotation.JsonNaming;
+
+/**
+ * What {@code stepline bench} measured, typed. Printed and written as one flat JSON object whose
+ * keys are the components' names in snake case; figures a run did not measure (no kernels, no
+ * pass-through, no latency phase) are left out.
+ */
+@JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record BenchFigures(@JsonUnwrapped Traffic traffic, @JsonUnwrapped Settings settings, @JsonUnwrapped PlainRead plainRead,
+                           @JsonUnwrapped Throughput throughput, @JsonUnwrapped PassThrough passThrough,
+                           @JsonUnwrapped Latency latency, Double retentionRatio, long peakHeapBytes, long peakRssBytes) {
+
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    /** The simulated traffic produced for the throughput phase. */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record Traffic(long steps, long kernelRecords, double produceStepsPerS) { }
+
+    /** The stage measured and its Kafka Streams settings. */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record Settings(String stage, long commitIntervalMs, int ingestThreads, int detectorThreads) { }
+
+    /** How fast a plain consumer read the stage's input, the yardstick of the ratios. */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record PlainRead(String plainConsumerTopic, double plainConsumerStepsPerS) {
+        public PlainRead(String topic, long steps, double seconds) {
+            this(topic, steps / seconds);
+        }
+    }
+
+    /**
+     * The stage's rate from its first output on (start-up is not throughput), and over the second
+     * half of its output (steady, once compiled); kernel figures only where the detector ran.
+     */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Throughput(Long kernelBatches, Long kernelBatchesDecided, double stepsPerS, Double kernelRecordsPerS, double ratio,
+                             Double steadyStepsPerS, Double steadyRatio, double secondsInclStartup) { }
+
+    /** The copy-only Kafka Streams stage over stepline.steps, timed like the stages. */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record PassThrough(double passthroughStepsPerS, double passthroughRatio, Double passthroughSteadyStepsPerS,
+                              Double passthroughSteadyRatio) { }
+
+    /**
+     * The paced phase: output records seen and their produce-to-output latency, named by what the
+     * stage outputs (step records for ingest, verdicts otherwise).
+     */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Latency(long latencySamples, double latencyLoadStepsPerS, Double stepRecordLatencyP50Ms, Double stepRecordLatencyP99Ms,
+                          Double verdictLatencyP50Ms, Double verdictLatencyP99Ms) {
+        public static Latency of(boolean verdicts, long samples, double seconds, double p50Ms, double p99Ms) {
+            return verdicts ? new Latency(samples, samples / seconds, null, null, p50Ms, p99Ms)
+                    : new Latency(samples, samples / seconds, p50Ms, p99Ms, null, null);
+        }
+    }
+
+    public JsonNode toJson() {
+        return JSON.valueToTree(this);
+    }
+
+    public String toJsonText() {
+        try {
+            return JSON.writeValueAsString(this) + "\n";
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new IllegalStateException("cannot write the bench figures as JSON", e);
+        }
+    }
+
+    /** One line per figure: name, then the value (fractions with three decimals, counts with thousands separators). */
+    public void print(PrintWriter o) {
+        o.println();
+        toJson().properties().forEach(e -> {
+            JsonNode v = e.getValue();
+            String text = v.isFloatingPointNumber() ? String.format(Locale.ROOT, "%,.3f", v.doubleValue())
+                    : v.isIntegralNumber() ? String.format(Locale.ROOT, "%,d", v.longValue()) : v.asText();
+            o.printf(Locale.ROOT, "%-32s %s%n", e.getKey(), text);
+        });
+        o.flush();
+    }
+}

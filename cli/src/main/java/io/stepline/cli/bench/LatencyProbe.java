@@ -1,0 +1,96 @@
+package io.stepline.cli.bench;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongConsumer;
+
+import org.HdrHistogram.Histogram;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+
+/**
+ * Reads a stage's output while paced load runs and records, for each record produced after the
+ * probe started, output seen (read_committed) minus the produce time of the input it came from
+ * (Kafka Streams carries that timestamp to everything derived from it). The histogram is handed
+ * over only once the reader has stopped, and a reader that failed fails {@link #finish}: an empty
+ * or half-written histogram is never read as a latency.
+ */
+public final class LatencyProbe {
+    /** Highest latency recorded, 60 s: far beyond any verdict the phase waits for (longer ones count as 60 s). */
+    static final long MAX_LATENCY_NS = 60_000_000_000L;
+    /** How long {@link #finish} waits for the reader to stop once told to. */
+    static final Duration STOP_TIMEOUT = Duration.ofSeconds(10);
+
+    private final Histogram histogram = new Histogram(MAX_LATENCY_NS, 3);
+    private final AtomicBoolean done = new AtomicBoolean();
+    private final AtomicReference<Throwable> failure = new AtomicReference<>();
+    private final Thread reader;
+
+    /** Where the latencies come from: reads until {@code done} says stop, handing each latency (ns) to {@code sample}. */
+    interface Source {
+        void read(BooleanSupplier done, LongConsumer sample) throws Exception;
+    }
+
+    LatencyProbe(Source source) {
+        reader = new Thread(() -> {
+            try {
+                source.read(done::get, ns -> histogram.recordValue(Math.min(MAX_LATENCY_NS, Math.max(0, ns))));
+            } catch (Throwable t) {
+                failure.set(t);
+            }
+        }, "bench-latency-reader");
+        reader.start();
+    }
+
+    /** Starts reading {@code topic} from its current end; records produced before {@code sinceMs} are not counted. */
+    public static LatencyProbe start(String bootstrapServers, String topic, long sinceMs) {
+        return new LatencyProbe((done, sample) -> read(bootstrapServers, topic, sinceMs, done, sample));
+    }
+
+    private static void read(String bs, String topic, long sinceMs, BooleanSupplier done, LongConsumer sample) {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bs);
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer())) {
+            List<TopicPartition> parts = c.partitionsFor(topic).stream().map(i -> new TopicPartition(topic, i.partition())).toList();
+            c.assign(parts);
+            c.seekToEnd(parts);
+            parts.forEach(c::position);
+            while (!done.getAsBoolean()) {
+                for (var r : c.poll(Duration.ofMillis(20))) {
+                    if (r.timestamp() >= sinceMs) {
+                        sample.accept((System.currentTimeMillis() - r.timestamp()) * 1_000_000L);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * Stops the reader and returns what it recorded. Fails if the reader failed, does not stop in
+     * {@link #STOP_TIMEOUT}, or recorded nothing (a stage that emitted nothing has no latency).
+     */
+    public Histogram finish() throws InterruptedException {
+        done.set(true);
+        reader.join(STOP_TIMEOUT.toMillis());
+        if (reader.isAlive()) {
+            reader.interrupt();
+            throw new IllegalStateException("the latency reader did not stop within " + STOP_TIMEOUT.toSeconds() + " s");
+        }
+        Throwable t = failure.get();
+        if (t != null) {
+            throw new IllegalStateException("the latency reader failed: " + t, t);
+        }
+        if (histogram.getTotalCount() == 0) {
+            throw new IllegalStateException("no output record reached the latency reader: the stage emitted nothing during the latency phase");
+        }
+        return histogram;
+    }
+}

@@ -1,0 +1,103 @@
+package io.stepline.cli.bench;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+
+import io.stepline.cli.pipeline.Quiescence;
+
+/**
+ * Watches a stage's output from outside, as a consumer would: the committed end offsets of its
+ * output topic, read from the broker every {@link #END_OFFSET_POLL_MS}.
+ */
+public final class StageWatch {
+    /**
+     * How often the harness reads a stage's output end offsets from the broker: the resolution of
+     * the timings, under 3% of the phases of a few seconds and more that it measures.
+     */
+    static final long END_OFFSET_POLL_MS = 250;
+    /** How long a stage may take to produce its expected output before the benchmark fails. */
+    static final Duration MAX_WAIT = Duration.ofMinutes(20);
+
+    private StageWatch() {}
+
+    /**
+     * How the output of a stage grew: when its first record appeared, and the end-offset sum at the
+     * first poll past half of the expected records and at the last poll. The second half is the
+     * stage's steady rate: the first half also pays for the JIT compiling the stage's code, which
+     * in this JVM (broker, simulator, stages) keeps a core busy for tens of seconds.
+     */
+    public record OutputProgress(long firstNs, long halfNs, long halfRecords, long lastNs, long lastRecords) {
+        /** Records per second over the second half of the output, NaN if it all came in one poll. */
+        public double steadyPerS() {
+            return lastNs > halfNs ? (lastRecords - halfRecords) / ((lastNs - halfNs) / 1e9) : Double.NaN;
+        }
+
+        /** Seconds from the first output record to the last poll. */
+        public double seconds() {
+            return (lastNs - firstNs) / 1e9;
+        }
+    }
+
+    /**
+     * Waits until {@code topic} holds (nearly) {@code expected} committed records. Fails when a
+     * stage dies or nothing completes in {@link #MAX_WAIT}.
+     */
+    public static OutputProgress awaitRecords(String bs, String topic, long expected, BooleanSupplier healthy) throws InterruptedException {
+        try (Admin admin = admin(bs)) {
+            long firstNs = 0;
+            long halfNs = 0;
+            long halfRecords = 0;
+            long records = 0;
+            long deadline = System.nanoTime() + MAX_WAIT.toNanos();
+            while (records < expected * 0.999) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("only " + records + " of " + expected + " records on " + topic + " after "
+                            + MAX_WAIT.toMinutes() + " minutes");
+                }
+                Thread.sleep(END_OFFSET_POLL_MS);
+                records = endOffsetSum(admin, topic);
+                long now = System.nanoTime();
+                if (records > 0 && firstNs == 0) {
+                    firstNs = now;
+                }
+                if (records >= expected / 2 && halfNs == 0) {
+                    halfNs = now;
+                    halfRecords = records;
+                }
+                if (!healthy.getAsBoolean()) {
+                    throw new IllegalStateException("a stage failed during the benchmark");
+                }
+            }
+            return new OutputProgress(firstNs, halfNs, halfRecords, System.nanoTime(), records);
+        }
+    }
+
+    /** Committed records of {@code topic}, counting transaction markers too (a slight over-count, hence the 0.999 stops). */
+    public static long endOffsetSum(String bs, String topic) {
+        try (Admin admin = admin(bs)) {
+            return endOffsetSum(admin, topic);
+        }
+    }
+
+    private static long endOffsetSum(Admin admin, String topic) {
+        try {
+            return Quiescence.committedEndOffsets(admin, List.of(topic)).values().stream().mapToLong(Long::longValue).sum();
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("cannot read the end offsets of " + topic + ": " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while reading the end offsets of " + topic, e);
+        }
+    }
+
+    private static Admin admin(String bs) {
+        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bs));
+    }
+}

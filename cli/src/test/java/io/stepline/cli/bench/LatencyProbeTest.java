@@ -1,0 +1,44 @@
+package io.stepline.cli.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.HdrHistogram.Histogram;
+import org.junit.jupiter.api.Test;
+
+/** The latency reader's failures reach the harness; its histogram is read only once it has stopped. */
+class LatencyProbeTest {
+    @Test
+    void aReaderThatFailsFailsTheProbe() {
+        LatencyProbe p = new LatencyProbe((done, sample) -> {
+            throw new IllegalStateException("broker gone");
+        });
+        assertThatThrownBy(p::finish).isInstanceOf(IllegalStateException.class).hasMessageContaining("latency reader failed")
+                .hasRootCauseMessage("broker gone");
+    }
+
+    @Test
+    void noSampleIsAFailureNotALatencyOfZero() {
+        LatencyProbe p = new LatencyProbe((done, sample) -> {
+            while (!done.getAsBoolean()) {
+                Thread.onSpinWait();
+            }
+        });
+        assertThatThrownBy(p::finish).isInstanceOf(IllegalStateException.class).hasMessageContaining("no output record");
+    }
+
+    @Test
+    void everySampleTakenUntilStopIsInTheHistogram() throws Exception {
+        LatencyProbe p = new LatencyProbe((done, sample) -> {
+            sample.accept(5_000_000L);
+            sample.accept(7_000_000L);
+            while (!done.getAsBoolean()) {
+                Thread.onSpinWait();
+            }
+            sample.accept(9_000_000L); // taken after the stop was asked, before the reader ended: counted
+        });
+        Histogram h = p.finish();
+        assertThat(h.getTotalCount()).isEqualTo(3);
+        assertThat(h.getValueAtPercentile(50) / 1e6).isCloseTo(7.0, org.assertj.core.data.Offset.offset(0.01));
+    }
+}

@@ -1,0 +1,140 @@
+package io.stepline.roofline.topology;
+
+import java.nio.ByteBuffer;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+import io.stepline.events.Anomaly;
+import io.stepline.events.LatencySource;
+import io.stepline.events.StepRecord;
+import io.stepline.events.StepVerdict;
+import io.stepline.events.Verdict;
+import io.stepline.roofline.DetectorConfig;
+import io.stepline.roofline.model.Assessment;
+import io.stepline.roofline.model.LatencyDetector;
+import io.stepline.roofline.retention.RetentionStats;
+import io.stepline.roofline.topology.RetentionInput.Judgement;
+import io.stepline.schemas.Topics;
+
+/**
+ * Judges steps with their instance's model: a verdict for every step with a latency, an anomaly
+ * for an outlier or a sustained regression, the model when it was refitted, and the judgement to
+ * {@link KernelRetention} (its child) so the step's kernel batches can be decided; the records
+ * themselves are built by {@link DetectorRecords}. Model state is
+ * persisted as deltas (header + changed ring slots) in a changelogged store, so a restarted task
+ * continues with exactly the model it had at its last commit.
+ *
+ * <p>Outputs are encoded records for the sinks and {@link Judgement}s for the retention child,
+ * hence the {@code Object} forward type.
+ */
+final class StepJudge implements Processor<String, byte[], String, Object> {
+    private final DetectorConfig cfg;
+    private final RetentionStats stats;
+    private ProcessorContext<String, Object> ctx;
+    private KeyValueStore<String, byte[]> models;
+    private final Map<String, LatencyDetector> detectors = new HashMap<>();
+
+    StepJudge(DetectorConfig cfg) {
+        this.cfg = cfg;
+        this.stats = cfg.stats();
+    }
+
+    @Override
+    public void init(ProcessorContext<String, Object> context) {
+        this.ctx = context;
+        this.models = context.getStateStore(RooflineTopology.MODEL_STORE);
+    }
+
+    @Override
+    public void process(Record<String, byte[]> record) {
+        StepRecord s;
+        try {
+            // the counters only: phases and trace ids are read below for the rare step an anomaly carries
+            s = io.stepline.schemas.Serdes.STEP.decodeLeading(record.value());
+        } catch (RuntimeException e) {
+            DeadLetterRoute.forward(ctx, record, record.value(), "UNDECODABLE_STEP", e.getMessage(), Topics.STEPS.topicName());
+            return;
+        }
+        if (s.getLatencySource() == LatencySource.SCHEDULE_ONLY || s.getLatencySource() == LatencySource.NONE) {
+            stats.stepsWithoutLatency.increment();
+            return; // no latency known (only schedule() was timed, or no successor): nothing to judge
+        }
+        String inst = s.getInstanceId();
+        LatencyDetector d = detector(inst);
+        Assessment a = d.assess(s);
+        persist(inst, d);
+        StepVerdict v = DetectorRecords.verdict(s, a, d, record.timestamp());
+        ctx.forward(record.withValue(io.stepline.schemas.Serdes.VERDICT.encode(v)), RooflineTopology.VERDICTS_SINK);
+        if (a.verdict() == Verdict.OUTLIER) {
+            Anomaly an = DetectorRecords.outlier(s, wholeStep(record, s), a, d);
+            ctx.forward(record.withValue(io.stepline.schemas.Serdes.ANOMALY.encode(an)), RooflineTopology.ANOMALIES_SINK);
+        }
+        if (a.drift() != null) {
+            Anomaly an = DetectorRecords.sustainedRegression(s, a, d);
+            ctx.forward(record.withValue(io.stepline.schemas.Serdes.ANOMALY.encode(an)), RooflineTopology.ANOMALIES_SINK);
+        }
+        if (a.refitted()) {
+            ctx.forward(record.withValue(io.stepline.schemas.Serdes.ROOFLINE.encode(DetectorRecords.roofline(inst, d, s.getEndUnixNano()))),
+                    RooflineTopology.ROOFLINES_SINK);
+        }
+        ctx.forward(record.withValue(new Judgement(s.getStepId(), a.verdict(), a.ratio())), RooflineTopology.RETENTION);
+    }
+
+    /**
+     * The whole step record of an outlier, phases and trace ids included. Bytes whose counters read
+     * but whose rest does not (a producer other than ingest) are dead-lettered; the anomaly then
+     * carries the step's counters only.
+     */
+    private StepRecord wholeStep(Record<String, byte[]> record, StepRecord counters) {
+        try {
+            return io.stepline.schemas.Serdes.STEP.decode(record.value());
+        } catch (RuntimeException e) {
+            DeadLetterRoute.forward(ctx, record, record.value(), "UNDECODABLE_STEP", e.getMessage(), Topics.STEPS.topicName());
+            counters.setPhases(List.of());
+            counters.setDegraded(List.of());
+            return counters;
+        }
+    }
+
+    private LatencyDetector detector(String inst) {
+        LatencyDetector d = detectors.get(inst);
+        if (d == null) {
+            d = cfg.detectorFactory().get();
+            Map<String, ByteBuffer> parts = new HashMap<>();
+            String prefix = "d|" + inst + "|";
+            try (KeyValueIterator<String, byte[]> it = models.prefixScan(prefix, Serdes.String().serializer())) {
+                while (it.hasNext()) {
+                    KeyValue<String, byte[]> kv = it.next();
+                    parts.put(kv.key.substring(prefix.length()), ByteBuffer.wrap(kv.value));
+                }
+            }
+            d.restore(parts);
+            detectors.put(inst, d);
+        }
+        return d;
+    }
+
+    private void persist(String inst, LatencyDetector d) {
+        for (Map.Entry<String, ByteBuffer> e : d.dirty().entrySet()) {
+            ByteBuffer b = e.getValue();
+            byte[] bytes = new byte[b.remaining()];
+            b.get(bytes);
+            models.put("d|" + inst + "|" + e.getKey(), bytes);
+        }
+    }
+
+    @Override
+    public void close() {
+        // the models live in the store: a task that comes back (here or elsewhere) rebuilds them from it
+        detectors.clear();
+    }
+}
