@@ -108,6 +108,30 @@ class IncidentReporterTest {
     }
 
     @Test
+    void eachIncidentIsAnnouncedWhenItOpensAndAgainWithTheSameIdWhenItIsOver() {
+        List<String> events = new ArrayList<>();
+        IncidentReporter r = new IncidentReporter(ReporterSettings.defaults(out), new IncidentReporter.Publisher() {
+            @Override
+            public void incident(Incident i) {
+                events.add("over " + i.getIncidentId() + " steps=" + i.getNumSteps());
+            }
+
+            @Override
+            public void alert(String instance, String incidentId, String json) {}
+
+            @Override
+            public void opened(Incident p) {
+                events.add("opened " + p.getIncidentId() + " steps=" + p.getNumSteps() + " " + p.getClassification());
+            }
+        });
+        feed(r, "inst-a");
+        // opened at its first flagged step (the minimum run is one step), long before its report; over with the whole
+        // run, here at the end of input (batch mode closes incidents only then)
+        assertThat(events).containsExactly("opened inst-a-200 steps=1 UNKNOWN", "opened inst-a-300 steps=1 UNKNOWN",
+                "opened inst-a-350 steps=1 UNKNOWN", "over inst-a-200 steps=10", "over inst-a-300 steps=1", "over inst-a-350 steps=3");
+    }
+
+    @Test
     void incidentsGroupFlaggedStepsAndReportsAreWellFormedAndEscaped() throws Exception {
         Collect c = new Collect();
         IncidentReporter r = new IncidentReporter(ReporterSettings.defaults(out), c);

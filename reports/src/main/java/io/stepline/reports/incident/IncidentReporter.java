@@ -52,9 +52,21 @@ import io.stepline.roofline.eval.OutlierRuns;
 public final class IncidentReporter {
     /** Where incidents and alerts go (Kafka in the service, a list in tests). */
     public interface Publisher {
+        /** An incident is over and its report written. */
         void incident(Incident incident);
 
         void alert(String instance, String incidentId, String json);
+
+        /**
+         * An incident has begun: an outlier run reached the minimum steps, or a sustained regression
+         * arrived. The record is provisional (not yet triaged: classification UNKNOWN, end = the newest
+         * flagged step); {@link #incident} follows with the same id when it is over, unless
+         * {@link #merged} says it became part of another.
+         */
+        default void opened(Incident provisional) {}
+
+        /** An opened incident became part of another (outlier runs folded into the sustained regression they were). */
+        default void merged(String incidentId, String intoIncidentId, long endUnixNano) {}
     }
 
     static final int MAX_ANOMALIES_PER_INSTANCE = 4096;
@@ -113,6 +125,13 @@ public final class IncidentReporter {
         final Deque<KernelBatch> baseline = new ArrayDeque<>();
         final Deque<ScatterPlot.Point> scatter = new ArrayDeque<>();
         long lastAlertNs = Long.MIN_VALUE;
+        /** First step ids of the runs announced as opened (bounded like the anomalies they come from). */
+        final Set<Long> opened = java.util.Collections.newSetFromMap(new LinkedHashMap<>(64, 0.75f, false) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
+                return size() > MAX_ANOMALIES_PER_INSTANCE;
+            }
+        });
 
         Instance(String id) {
             this.id = id;
@@ -158,6 +177,15 @@ public final class IncidentReporter {
         if (closed != null) {
             in.closing.add(closed);
             in.closingSinceMs.add(System.currentTimeMillis());
+        }
+        OutlierRuns.Run open = in.runs.open();
+        if (open != null && open.steps >= settings.minSteps() && in.opened.add(open.firstStep)) {
+            publisher.opened(Incident.newBuilder().setIncidentId(in.id + "-" + open.firstStep).setInstanceId(in.id).setKind(AnomalyKind.OUTLIER)
+                    .setSeverity(a.getSeverity()).setClassification(FaultType.UNKNOWN).setFirstStepId(open.firstStep)
+                    .setLastStepId(open.lastStep).setNumSteps(open.steps).setStartUnixNano(open.startNs).setEndUnixNano(open.endNs)
+                    .setMaxDeviationRatio(open.maxRatio)
+                    .setSummary(String.format(Locale.ROOT, "%d flagged step(s) so far, up to %.2fx the roofline", open.steps, open.maxRatio))
+                    .build());
         }
     }
 
@@ -317,9 +345,13 @@ public final class IncidentReporter {
         long absorbedRuns = 0;
         long absorbedSteps = 0;
         long firstStep = a.getStepId() == null ? 0 : a.getStepId();
+        String driftId = in.id + "-drift-" + (a.getStepId() == null ? 0 : a.getStepId());
         for (int i = in.closing.size() - 1; i >= 0; i--) {
             OutlierRuns.Run run = in.closing.get(i);
             if (run.startNs >= start) {
+                if (in.opened.contains(run.firstStep)) {
+                    publisher.merged(in.id + "-" + run.firstStep, driftId, run.endNs);
+                }
                 absorbedRuns++;
                 absorbedSteps += run.steps;
                 firstStep = Math.min(firstStep, run.firstStep);
@@ -330,6 +362,9 @@ public final class IncidentReporter {
         OutlierRuns.Run open = in.runs.open();
         if (open != null && open.startNs >= start) {
             in.runs.discardOpen();
+            if (in.opened.contains(open.firstStep)) {
+                publisher.merged(in.id + "-" + open.firstStep, driftId, open.endNs);
+            }
             absorbedRuns++;
             absorbedSteps += open.steps;
             firstStep = Math.min(firstStep, open.firstStep);
@@ -343,6 +378,11 @@ public final class IncidentReporter {
             }
         }
         in.drifts.add(new PendingDrift(a, firstStep, absorbedSteps, absorbedRuns, before, System.currentTimeMillis()));
+        publisher.opened(Incident.newBuilder().setIncidentId(driftId).setInstanceId(in.id).setKind(AnomalyKind.SUSTAINED_REGRESSION)
+                .setSeverity(a.getSeverity()).setClassification(FaultType.UNKNOWN).setFirstStepId(firstStep)
+                .setLastStepId(a.getStepId() == null ? 0 : a.getStepId()).setNumSteps((int) absorbedSteps).setStartUnixNano(start)
+                .setEndUnixNano(a.getEndUnixNano()).setMaxDeviationRatio(a.getDeviationRatio())
+                .setSummary(String.format(Locale.ROOT, "sustained regression: %.2fx", a.getDeviationRatio())).build());
     }
 
     private record PendingDrift(Anomaly anomaly, long firstStep, long absorbedSteps, long absorbedRuns, List<KernelBatch> before, long sinceMs) {}

@@ -29,6 +29,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import io.stepline.events.Incident;
+import io.stepline.reports.alerts.AlertmanagerSink;
 import io.stepline.reports.incident.IncidentReporter;
 import io.stepline.reports.incident.ReporterSettings;
 import io.stepline.schemas.Serdes;
@@ -56,6 +57,7 @@ public final class ReportService implements AutoCloseable {
     private KafkaProducer<String, byte[]> producer;
     private IncidentReporter reporter;
     private Thread thread;
+    private AlertmanagerSink alertmanager;
 
     public ReportService(ReporterSettings settings) {
         this(settings, DEFAULT_GROUP_ID, "", true);
@@ -73,7 +75,16 @@ public final class ReportService implements AutoCloseable {
         this.live = live;
     }
 
+    /** Also delivers incidents to Alertmanager (started here, closed with the service). Call before {@link #start}. */
+    public ReportService alertmanager(AlertmanagerSink sink) {
+        this.alertmanager = sink;
+        return this;
+    }
+
     public ReportService start(String bootstrapServers) {
+        if (alertmanager != null) {
+            alertmanager.start();
+        }
         Properties pp = new Properties();
         pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
         pp.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -83,11 +94,28 @@ public final class ReportService implements AutoCloseable {
             @Override
             public void incident(Incident i) {
                 producer.send(new ProducerRecord<>(inputPrefix + Topics.INCIDENTS.topicName(), i.getInstanceId(), Serdes.INCIDENT.encode(i)));
+                if (alertmanager != null) {
+                    alertmanager.incident(i);
+                }
             }
 
             @Override
             public void alert(String instance, String incidentId, String json) {
                 producer.send(new ProducerRecord<>(inputPrefix + Topics.ALERTS.topicName(), incidentId, json.getBytes(StandardCharsets.UTF_8)));
+            }
+
+            @Override
+            public void opened(Incident provisional) {
+                if (alertmanager != null) {
+                    alertmanager.opened(provisional);
+                }
+            }
+
+            @Override
+            public void merged(String incidentId, String intoIncidentId, long endUnixNano) {
+                if (alertmanager != null) {
+                    alertmanager.merged(incidentId, intoIncidentId, endUnixNano);
+                }
             }
         });
         reporter.alreadyAlerted(readAlerted(bootstrapServers));
@@ -232,6 +260,9 @@ public final class ReportService implements AutoCloseable {
         }
         if (producer != null) {
             producer.close(Duration.ofSeconds(5));
+        }
+        if (alertmanager != null) {
+            alertmanager.close();
         }
     }
 
