@@ -186,6 +186,69 @@ class IncidentReporterTest {
         }
     }
 
+    private static int count(String haystack, String needle) {
+        int n = 0;
+        for (int i = haystack.indexOf(needle); i >= 0; i = haystack.indexOf(needle, i + 1)) {
+            n++;
+        }
+        return n;
+    }
+
+    @Test
+    void pagesShowLatencyOverTimeARooflineWithAxesAFleetOverviewAndNeedNoNetwork() throws Exception {
+        Collect c = new Collect();
+        IncidentReporter r = new IncidentReporter(ReporterSettings.defaults(out), c);
+        feed(r, "inst-a");
+        String html = Files.readString(out.resolve("incident-inst-a-200.html"));
+        int at = html.indexOf("<h2>Latency over time</h2>");
+        String latency = html.substring(at, html.indexOf("</svg>", at));
+        // the stretch before and after the incident (up to 300 judged steps each way: here all 400 fed), every flagged
+        // step in it in red (the incident's 10 and the 4 after it), expected and bound as lines, the window shaded,
+        // real ticks and gridlines
+        assertThat(count(latency, "class=\"flagged\"")).isEqualTo(14);
+        assertThat(count(latency, "class=\"step\"")).isEqualTo(400 - 14);
+        assertThat(count(latency, "class=\"band\"")).isEqualTo(1);
+        assertThat(count(latency, "class=\"series\"")).isEqualTo(2);
+        assertThat(count(latency, "class=\"tick\"")).isGreaterThanOrEqualTo(6);
+        assertThat(count(latency, "class=\"grid\"")).isGreaterThanOrEqualTo(6);
+        assertThat(latency).contains(">00:00:02.000<").contains("time (UTC)").contains("step latency (ms)");
+        // decode-only steps: the roofline's x is the batch size
+        assertThat(html).contains("decode-only steps").contains("batch size (decode requests)").doesNotContain("steps with prefill");
+        assertThat(html).contains("2026-01-01 00:00:02.000");
+        // self-contained: nothing is fetched when the page is viewed
+        assertThat(html.replace("http://www.w3.org/", "")).doesNotContain("http://").doesNotContain("https://").doesNotContain("<script");
+
+        String index = Files.readString(out.resolve("index.html"));
+        assertThat(index).contains("1 instances, 400 steps judged, 14 flagged (3.50%), 3 incidents")
+                .contains("<td>inst-a</td><td>MIXED</td><td>judged</td><td>400</td><td>0</td><td>0</td><td>400</td><td>14</td><td>3.50%</td><td>3</td>")
+                .contains("href=\"incident-inst-a-200.trace.json\"").contains("href=\"incident-inst-a-200.json\"");
+
+        JsonNode trace = new ObjectMapper().readTree(out.resolve("incident-inst-a-200.trace.json").toFile());
+        assertThat(trace.path("metadata").path("origin_utc").asText()).isEqualTo("2026-01-01T00:00:02Z");
+        assertThat(trace.path("metadata").path("incident_id").asText()).isEqualTo("inst-a-200");
+        List<JsonNode> steps = new ArrayList<>();
+        Set<Integer> pidsWithSlices = new java.util.HashSet<>();
+        Set<Integer> namedPids = new java.util.HashSet<>();
+        for (JsonNode e : trace.get("traceEvents")) {
+            if (e.path("ph").asText().equals("X")) {
+                pidsWithSlices.add(e.get("pid").asInt());
+                if (e.path("cat").asText().startsWith("step")) {
+                    steps.add(e);
+                }
+            } else if (e.path("name").asText().equals("process_name")) {
+                namedPids.add(e.get("pid").asInt());
+            }
+        }
+        assertThat(namedPids).as("no empty process").isEqualTo(pidsWithSlices);
+        assertThat(steps).hasSize(10).allMatch(e -> e.path("cat").asText().equals("step,flagged") && e.path("name").asText().contains("FLAGGED"));
+        JsonNode args = steps.get(0).path("args");
+        assertThat(args.path("step_id").asLong()).isEqualTo(200);
+        assertThat(args.path("latency_ms").asDouble()).isEqualTo(30.0);
+        assertThat(args.path("expected_ms").asDouble()).isEqualTo(10.0);
+        assertThat(args.path("bound_ms").asDouble()).isEqualTo(13.0);
+        assertThat(args.path("deviation_ratio").asDouble()).isEqualTo(3.0);
+    }
+
     @Test
     void aRestartedReporterDoesNotRepeatAlerts() {
         Collect first = new Collect();
