@@ -75,7 +75,8 @@ class IncidentReporterTest {
                 .setPhases(phases).build();
     }
 
-    private void feed(IncidentReporter r, String inst) {
+    /** 400 steps of one instance, flagged at 200-209, 300 and 350-352, then the end of input. */
+    static void feed(IncidentReporter r, String inst) {
         long t0 = 1_767_225_600_000_000_000L;
         for (long i = 0; i < 400; i++) {
             long start = t0 + i * 10_000_000L;

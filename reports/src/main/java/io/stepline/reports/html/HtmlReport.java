@@ -15,7 +15,8 @@ public final class HtmlReport {
     private static final String STYLE = "<style>body{font-family:sans-serif;margin:24px;color:#222}table{border-collapse:collapse;margin:8px 0}"
             + "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left}th{background:#f3f3f3}"
             + ".k{font-family:monospace;font-size:12px;word-break:break-all}.sev{font-weight:bold}.sev-critical{color:#a00}.sev-high{color:#d62728}"
-            + ".sev-medium{color:#b36b00}svg.chart{display:block;margin:8px 0;max-width:100%;height:auto}</style>";
+            + ".sev-medium{color:#b36b00}svg.chart{display:block;margin:8px 0;max-width:100%;height:auto}"
+            + "td.summary{max-width:380px;overflow-wrap:anywhere}</style>";
 
     private HtmlReport() {}
 
@@ -41,11 +42,18 @@ public final class HtmlReport {
         b.append("</ul>");
         b.append("<h2>Latency over time</h2>").append(latencySvg);
         b.append("<h2>Roofline</h2>").append(rooflineSvg);
-        b.append("<h2>Phases against baseline</h2><table><tr><th>phase</th><th>growth</th></tr>");
-        for (Map.Entry<String, Double> e : r.phaseGrowth().entrySet()) {
-            b.append("<tr><td>").append(esc(e.getKey())).append("</td><td>").append(fmt(e.getValue())).append("x</td></tr>");
+        b.append("<h2>Phases against baseline</h2>");
+        if (r.phaseGrowth().isEmpty()) {
+            b.append("<p>No phase spans to compare: ").append(r.kind().equals("SUSTAINED_REGRESSION")
+                    ? "a sustained regression is a shift of the model, not of single steps; see the kernels below.</p>"
+                    : "the flagged steps carry no phase spans.</p>");
+        } else {
+            b.append("<table><tr><th>phase</th><th>growth</th></tr>");
+            for (Map.Entry<String, Double> e : r.phaseGrowth().entrySet()) {
+                b.append("<tr><td>").append(esc(e.getKey())).append("</td><td>").append(fmt(e.getValue())).append("x</td></tr>");
+            }
+            b.append("</table>");
         }
-        b.append("</table>");
         if (!r.ranks().isEmpty()) {
             b.append("<h2>Ranks</h2><table><tr><th>rank</th><th>GPU busy</th><th>largest idle gap</th><th>kernels/ms</th>"
                     + "<th>in collectives</th><th>kernel slowdown</th><th>preprocess</th><th>forward</th><th>sample</th></tr>");
@@ -129,7 +137,7 @@ public final class HtmlReport {
             b.append("<tr><td class=\"sev sev-").append(esc(r.severity().toLowerCase(Locale.ROOT))).append("\">").append(esc(r.severity()))
                     .append("</td><td>").append(esc(time(r.startUnixNano()))).append("</td><td>").append(esc(duration(r.endUnixNano() - r.startUnixNano())))
                     .append("</td><td>").append(esc(r.instance())).append("</td><td>").append(esc(r.kind())).append("</td><td>")
-                    .append(esc(r.classification())).append("</td><td><a href=\"").append(base).append(".html\">").append(esc(r.summary()))
+                    .append(esc(r.classification())).append("</td><td class=\"summary\"><a href=\"").append(base).append(".html\">").append(esc(r.summary()))
                     .append("</a></td><td>").append(r.numSteps()).append("</td><td>").append(fmt(r.maxDeviationRatio())).append("x</td><td><a href=\"")
                     .append(base).append(".html\">report</a> &#183; <a href=\"").append(base).append(".trace.json\">trace</a> &#183; <a href=\"")
                     .append(base).append(".json\">JSON</a></td></tr>");

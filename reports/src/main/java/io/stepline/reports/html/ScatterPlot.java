@@ -33,6 +33,9 @@ public final class ScatterPlot {
             String what = decodeOnly ? "decode-only steps" : "steps with prefill";
             SvgChart c = new SvgChart(640, 340, "Roofline of " + instance + ": " + what, decodeOnly ? "batch size (decode requests)" : "prefill tokens",
                     "step latency (ms)", SvgChart::number);
+            if (decodeOnly) {
+                c.integerX();
+            }
             c.dots("judged steps (sample)", "#9a9a9a", 1.6, xs(n), ys(n), "step");
             double[][] line = boundLine(n, decodeOnly);
             c.line("bound (median per bin)", "#1f77b4", line[0], line[1], false);

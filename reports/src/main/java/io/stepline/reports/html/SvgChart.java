@@ -120,7 +120,7 @@ public final class SvgChart {
         }
         double[] yTicks = ticks(0, maxY <= 0 ? 1 : maxY * 1.05);
         yTop = yTicks[yTicks.length - 1];
-        double[] xTicks = ticks(minX, maxX);
+        double[] xTicks = integerX ? integerTicks(minX, maxX) : ticks(minX, maxX);
         StringBuilder b = new StringBuilder();
         b.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\""
                 + " font-family=\"sans-serif\" font-size=\"11\">", width, height, width, height));
@@ -171,6 +171,26 @@ public final class SvgChart {
         }
         b.append("</svg>");
         return b.toString();
+    }
+
+    private boolean integerX;
+
+    /** The x axis counts things (a batch size): ticks only at whole numbers. */
+    public SvgChart integerX() {
+        this.integerX = true;
+        return this;
+    }
+
+    static double[] integerTicks(double lo, double hi) {
+        double[] t = ticks(lo, hi);
+        if (t.length < 2 || t[1] - t[0] >= 1) {
+            return t;
+        }
+        List<Double> out = new ArrayList<>();
+        for (double v = Math.ceil(lo); v <= hi; v++) {
+            out.add(v);
+        }
+        return out.stream().mapToDouble(Double::doubleValue).toArray();
     }
 
     /** Round tick values covering [lo, hi]: steps of 1, 2 or 5 times a power of ten. */

@@ -117,7 +117,14 @@ final class Timeline {
         List<Point> out = new ArrayList<>(before.subList(Math.max(0, before.size() - DEFAULT_BEFORE), before.size()));
         List<Point> rest = new ArrayList<>(c.points);
         rest.sort((a, b) -> Long.compare(a.timeNs(), b.timeNs()));
-        out.addAll(rest);
+        int after = 0;
+        for (Point p : rest) {
+            // the ring may already have held much more than the stretch after (verdicts read ahead of the anomalies)
+            if (c.after >= 0 && p.timeNs() > c.lastFlaggedNs && ++after > DEFAULT_AFTER) {
+                break;
+            }
+            out.add(p);
+        }
         return out;
     }
 

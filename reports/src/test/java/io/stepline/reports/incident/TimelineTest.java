@@ -39,4 +39,17 @@ class TimelineTest {
         assertThat(pts.get(0).timeNs()).isEqualTo(1_000 - Timeline.DEFAULT_BEFORE);
         assertThat(pts).hasSize(Timeline.DEFAULT_BEFORE + 1 + Timeline.DEFAULT_AFTER);
     }
+
+    @Test
+    void verdictsReadFarAheadOfTheAnomaliesAreTrimmedToTheStretchAfter() {
+        Timeline t = new Timeline();
+        for (long i = 0; i < 2_000; i++) {
+            t.add(i, 10, 10, 13, i == 1_000);
+        }
+        Timeline.Capture c = t.open(1_000);
+        Timeline.ended(c, 1_000);
+        List<Timeline.Point> pts = t.take(c);
+        assertThat(pts.get(0).timeNs()).isEqualTo(1_000 - Timeline.DEFAULT_BEFORE);
+        assertThat(pts.get(pts.size() - 1).timeNs()).isEqualTo(1_000 + Timeline.DEFAULT_AFTER);
+    }
 }
