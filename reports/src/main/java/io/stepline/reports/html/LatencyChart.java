@@ -28,10 +28,11 @@ public final class LatencyChart {
             okY[i] = flagged[i] ? Double.NaN : latencyMs[i];
             badY[i] = flagged[i] ? latencyMs[i] : Double.NaN;
         }
-        double span = n < 2 ? 0 : x[n - 1] - x[0];
-        DateTimeFormatter fmt = span < 10 ? CLOCK_MS : CLOCK;
-        SvgChart c = new SvgChart(900, 320, title, "time (UTC)", "step latency (ms)",
-                s -> fmt.format(Instant.ofEpochSecond(0, Math.round(s * 1e9))));
+        // whole seconds as HH:mm:ss, ticks between them (short windows) with milliseconds
+        SvgChart c = new SvgChart(900, 320, title, "time (UTC)", "step latency (ms)", s -> {
+            long ns = Math.round(s * 1e9);
+            return (ns % 1_000_000_000L == 0 ? CLOCK : CLOCK_MS).format(Instant.ofEpochSecond(0, ns));
+        });
         c.band("incident window", "#ff9900", incidentStartNs / 1e9, Math.max(incidentEndNs, incidentStartNs) / 1e9);
         c.dots("judged steps", "#9a9a9a", 1.6, x, okY, "step");
         c.line("expected", "#2ca02c", x, expectedMs, true);

@@ -30,6 +30,7 @@ import io.stepline.events.InstanceRole;
 import io.stepline.events.KernelBatch;
 import io.stepline.events.RequestEvent;
 import io.stepline.events.RetainedKernelBatch;
+import io.stepline.events.RooflineModel;
 import io.stepline.events.Severity;
 import io.stepline.events.StepRecord;
 import io.stepline.events.StepVerdict;
@@ -80,6 +81,7 @@ public final class IncidentReporter {
     static final int SCATTER_SAMPLES = 1500;
     static final int SCATTER_EVERY = 4;
     static final int MAX_STEP_WORK = 2048;
+    static final int MAX_REFITS = 1024;
     /** Baseline kernels from this long before a drift was noticed stand for the instance before the regression. */
     static final long DRIFT_LOOKBACK_NS = 10_000_000_000L;
 
@@ -137,6 +139,9 @@ public final class IncidentReporter {
             }
         };
         long lastAlertNs = Long.MIN_VALUE;
+        /** Refits of the instance's model with their drift ratio (newest last), and the newest model. */
+        final Deque<io.stepline.reports.html.DriftSection.Refit> refits = new ArrayDeque<>();
+        RooflineModel model;
         long stepsSeen;
         long stepsWithoutLatency;
         long warmingUp;
@@ -219,6 +224,17 @@ public final class IncidentReporter {
             }
         } else {
             in.kernels.computeIfAbsent(r.getBatch().getStepId(), k -> new ArrayList<>()).add(r.getBatch());
+        }
+    }
+
+    public void accept(RooflineModel m) {
+        Instance in = inst(m.getInstanceId());
+        in.model = m;
+        if (m.getDriftRatio() != null) {
+            in.refits.addLast(new io.stepline.reports.html.DriftSection.Refit(m.getFittedAtUnixNano(), m.getDriftRatio()));
+            if (in.refits.size() > MAX_REFITS) {
+                in.refits.removeFirst();
+            }
         }
     }
 
@@ -505,8 +521,14 @@ public final class IncidentReporter {
         for (KernelBatch b : after) {
             trace.kernels(b, " (after)");
         }
+        RooflineModel m = in.model;
+        String shift = m == null ? io.stepline.reports.html.DriftSection.html(in.id, new ArrayList<>(in.refits), start, a.getEndUnixNano(),
+                List.of(), List.of(), Double.NaN, 0, null, null, null)
+                : io.stepline.reports.html.DriftSection.html(in.id, new ArrayList<>(in.refits), start, a.getEndUnixNano(), m.getFeatureNames(),
+                        m.getCoefficients(), m.getInterceptNs(), m.getVersion(), m.getReferenceCoefficients(), m.getReferenceInterceptNs(),
+                        m.getReferenceVersion());
         publish(in, r, trace, List.of(), AnomalyKind.SUSTAINED_REGRESSION, cls,
-                latencyChart(in, in.timeline.take(p.capture()), start, a.getEndUnixNano()));
+                latencyChart(in, in.timeline.take(p.capture()), start, a.getEndUnixNano()) + shift);
     }
 
     private void publish(Instance in, IncidentReport r, PerfettoTrace trace, List<ScatterPlot.Point> flagged, AnomalyKind kind, FaultType cls,

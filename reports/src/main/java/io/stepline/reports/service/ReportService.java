@@ -212,6 +212,8 @@ public final class ReportService implements AutoCloseable {
             reporter.accept(Serdes.STEP.decode(r.value()));
         } else if (t.equals(Topics.VERDICTS.topicName())) {
             reporter.accept(Serdes.VERDICT.decode(r.value()));
+        } else if (t.equals(Topics.ROOFLINES.topicName())) {
+            reporter.accept(Serdes.ROOFLINE.decode(r.value()));
         }
     }
 
