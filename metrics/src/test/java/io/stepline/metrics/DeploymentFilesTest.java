@@ -81,6 +81,31 @@ class DeploymentFilesTest {
     }
 
     @Test
+    void everyDashboardQueryIsValidPromQl() throws Exception {
+        Assumptions.assumeTrue(Promtool.find().isPresent(), "promtool not installed (Debian package prometheus)");
+        JsonNode d = new ObjectMapper().readTree(Files.readString(DASHBOARD));
+        // each query as a recording rule, the dashboard variable replaced by what "All" selects: promtool parses them all
+        StringBuilder rules = new StringBuilder("groups:\n  - name: dashboard\n    rules:\n");
+        int n = 0;
+        for (JsonNode p : panels(d)) {
+            for (JsonNode t : p.path("targets")) {
+                String expr = t.path("expr").asText().replace("$vllm_instance", ".*");
+                rules.append("      - record: dashboard:query").append(n++).append("\n        expr: ")
+                        .append(new ObjectMapper().writeValueAsString(expr)).append('\n');
+            }
+        }
+        Path file = Files.createTempFile("dashboard-queries", ".yml");
+        try {
+            Files.writeString(file, rules);
+            Promtool.Result r = Promtool.run(null, "check", "rules", file.toString());
+            assertThat(r.exitCode()).as(r.output()).isZero();
+            assertThat(r.output()).contains("SUCCESS: " + n + " rules found");
+        } finally {
+            Files.deleteIfExists(file);
+        }
+    }
+
+    @Test
     void everyAlertingRuleNamesServedMetricsAndSaysHowBadItIs() throws Exception {
         JsonNode rules = new ObjectMapper(new YAMLFactory()).readTree(RULES.toFile());
         int n = 0;
