@@ -149,6 +149,9 @@ class IncidentReporterTest {
         String html = Files.readString(out.resolve(base + ".html"));
         assertThat(html).doesNotContain("<script>").doesNotContain("<img").contains("&lt;script&gt;").contains("&amp;").contains("<svg");
         assertThat(html).contains("class=\"flagged\"");
+        // links name the files as written (the id made file-safe), not the raw id
+        assertThat(html).contains("href=\"" + base + ".trace.json\"").contains("href=\"" + base + ".json\"");
+        assertThat(Files.readString(out.resolve("index.html"))).contains("href=\"" + base + ".html\"");
         DocumentBuilderFactory f = DocumentBuilderFactory.newInstance();
         f.newDocumentBuilder().parse(new ByteArrayInputStream(html.getBytes(StandardCharsets.UTF_8))); // well-formed or throws
         f.newDocumentBuilder().parse(out.resolve("index.html").toFile());

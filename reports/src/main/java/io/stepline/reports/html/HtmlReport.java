@@ -5,6 +5,7 @@ import java.util.Locale;
 import java.util.Map;
 
 import io.stepline.reports.incident.IncidentReport;
+import io.stepline.reports.incident.IncidentReporter;
 import io.stepline.reports.triage.KernelDiff;
 import io.stepline.reports.triage.RankEvidence;
 
@@ -96,8 +97,10 @@ public final class HtmlReport {
                     .append("</td><td>").append(fmt(s.deviationRatio())).append("</td><td>").append(s.prefillTokens()).append("</td><td>")
                     .append(s.decodeReqs()).append("</td></tr>");
         }
-        b.append("</table><p><a href=\"incident-").append(esc(r.incidentId())).append(".trace.json\">Perfetto trace</a> (open in ui.perfetto.dev) &#183; ")
-                .append("<a href=\"incident-").append(esc(r.incidentId())).append(".json\">JSON</a> &#183; <a href=\"index.html\">all incidents</a></p>");
+        String base = "incident-" + esc(IncidentReporter.safe(r.incidentId()));
+        b.append("</table><p><a href=\"").append(base).append(".trace.json\">Perfetto trace</a> (at ui.perfetto.dev choose \"Open trace file\" and pick it;"
+                        + " nothing is uploaded) &#183; ")
+                .append("<a href=\"").append(base).append(".json\">JSON</a> &#183; <a href=\"index.html\">all incidents</a></p>");
         b.append("</body></html>\n");
         return b.toString();
     }
@@ -133,7 +136,7 @@ public final class HtmlReport {
         b.append("<table class=\"incidents\"><tr><th>severity</th><th>start</th><th>duration</th><th>instance</th><th>kind</th><th>class</th>"
                 + "<th>summary</th><th>steps</th><th>worst</th><th>files</th></tr>");
         for (IncidentReport r : sorted) {
-            String base = "incident-" + esc(r.incidentId().replaceAll("[^A-Za-z0-9._-]", "_"));
+            String base = "incident-" + esc(IncidentReporter.safe(r.incidentId()));
             b.append("<tr><td class=\"sev sev-").append(esc(r.severity().toLowerCase(Locale.ROOT))).append("\">").append(esc(r.severity()))
                     .append("</td><td>").append(esc(time(r.startUnixNano()))).append("</td><td>").append(esc(duration(r.endUnixNano() - r.startUnixNano())))
                     .append("</td><td>").append(esc(r.instance())).append("</td><td>").append(esc(r.kind())).append("</td><td>")

@@ -591,7 +591,7 @@ public final class IncidentReporter {
     }
 
     /** Incident ids become file names: keep them to a safe alphabet. */
-    static String safe(String id) {
+    public static String safe(String id) {
         return id.replaceAll("[^A-Za-z0-9._-]", "_");
     }
 
