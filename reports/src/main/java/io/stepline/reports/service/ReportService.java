@@ -38,8 +38,8 @@ import io.stepline.schemas.Topics;
 /**
  * Runs the {@link IncidentReporter} on a cluster: reads the detector's topics (read_committed),
  * writes report files, and publishes incidents (Avro, {@code stepline.incidents}) and alerts
- * (JSON, {@code stepline.alerts}). At start it reads back the alerts topic so that a restart
- * never repeats an alert.
+ * (JSON, {@code stepline.alerts}, keyed by instance like every Stepline topic). At start it reads
+ * back the alerts topic so that a restart never repeats an alert.
  */
 public final class ReportService implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ReportService.class);
@@ -101,7 +101,8 @@ public final class ReportService implements AutoCloseable {
 
             @Override
             public void alert(String instance, String incidentId, String json) {
-                producer.send(new ProducerRecord<>(inputPrefix + Topics.ALERTS.topicName(), incidentId, json.getBytes(StandardCharsets.UTF_8)));
+                // keyed by instance like every Stepline topic; the incident id is in the value
+                producer.send(new ProducerRecord<>(inputPrefix + Topics.ALERTS.topicName(), instance, json.getBytes(StandardCharsets.UTF_8)));
             }
 
             @Override
@@ -154,8 +155,9 @@ public final class ReportService implements AutoCloseable {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (System.nanoTime() < deadline && parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
                 for (ConsumerRecord<String, byte[]> r : c.poll(Duration.ofMillis(200))) {
-                    if (r.key() != null) {
-                        ids.add(r.key());
+                    String id = incidentIdOf(r.key(), r.value());
+                    if (id != null) {
+                        ids.add(id);
                     }
                 }
             }
@@ -163,6 +165,24 @@ public final class ReportService implements AutoCloseable {
             log.warn("could not read earlier alerts from {}: {}", topic, e.toString());
         }
         return ids;
+    }
+
+    /**
+     * The incident an alert record is about: its value's {@code incident_id}; else its key, which is
+     * what alerts written before they were keyed by instance carry.
+     */
+    static String incidentIdOf(String key, byte[] value) {
+        if (value != null) {
+            try {
+                com.fasterxml.jackson.databind.JsonNode id = mapper().readTree(value).get("incident_id");
+                if (id != null && id.isTextual()) {
+                    return id.asText();
+                }
+            } catch (java.io.IOException e) {
+                // not JSON: fall back to the key
+            }
+        }
+        return key;
     }
 
     private void loop() {
