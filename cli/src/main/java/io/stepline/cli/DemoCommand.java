@@ -8,6 +8,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import picocli.CommandLine;
@@ -42,6 +45,13 @@ import io.stepline.simulator.sink.SimulationSink;
         description = {"Run the whole pipeline on an embedded Kafka broker with a simulated fleet and injected faults,",
             "then print what was found against the simulator's ground truth."})
 public final class DemoCommand implements Callable<Integer> {
+    /** Exit code of a demo stopped by a signal before it could summarise (128 + SIGINT, as shells report Ctrl-C). */
+    static final int STOPPED = 130;
+    /** How long a stopped demo waits for the pipeline to judge what was published. */
+    static final Duration CATCH_UP = Duration.ofSeconds(60);
+    /** How long the JVM's exit waits for a stopped live demo's summary and clean-up. */
+    static final Duration STOP_TIMEOUT = CATCH_UP.plusSeconds(60);
+
     @Spec
     CommandSpec spec;
 
@@ -63,8 +73,11 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--out", defaultValue = "stepline-demo", description = "Report directory (default: ${DEFAULT-VALUE}).")
     Path out;
 
-    @Option(names = "--live", description = "Keep running in real time until Ctrl-C, then print the summary.")
+    @Option(names = "--live", description = "Keep running in real time until Ctrl-C, then print the summary (Ctrl-C during a normal run also summarises what was judged).")
     boolean live;
+
+    @Option(names = "--alertmanager", paramLabel = "URL", description = "Also post each incident to this Alertmanager (API v2), as `stepline report` does.")
+    String alertmanagerUrl;
 
     @Override
     public Integer call() throws Exception {
@@ -73,6 +86,12 @@ public final class DemoCommand implements Callable<Integer> {
         }
         if (!(durationS >= 20)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--duration must be at least 20 simulated seconds, got " + durationS);
+        }
+        io.stepline.reports.alerts.AlertmanagerSink alerts;
+        try {
+            alerts = io.stepline.reports.cli.ReportCommand.alertmanagerSink(alertmanagerUrl);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
         PrintWriter err = spec.commandLine().getErr();
         long t0 = System.nanoTime();
@@ -92,9 +111,24 @@ public final class DemoCommand implements Callable<Integer> {
         List<FaultEpisode> episodes = new ArrayList<>();
         AtomicLong published = new AtomicLong();
         Thread sim = null;
+        // Ctrl-C (or SIGTERM): stop the simulator, judge what it published, print the summary and clean up
+        // before the JVM exits; the JVM waits for this hook, the hook for the command
+        CountDownLatch done = new CountDownLatch(1);
+        AtomicBoolean stopRequested = new AtomicBoolean();
+        Thread main = Thread.currentThread();
+        Thread stopHook = new Thread(() -> {
+            stopRequested.set(true);
+            main.interrupt();
+            try {
+                done.await(STOP_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "stepline-demo-stop");
+        Runtime.getRuntime().addShutdownHook(stopHook);
         try (KafkaTarget target = cluster.connect();
              Pipeline pipeline = new Pipeline(target.bootstrapServers(), state, out, "robust", "-demo-" + ProcessHandle.current().pid(), "", live)
-                     .start(true)) {
+                     .alertmanager(alerts).start(true)) {
             err.printf(Locale.ROOT, "simulating %d instances (%s) for %s, every fault type injected...%n", fleet.size(),
                     fleet.stream().map(i -> i.role() + "/tp" + i.tp()).toList(), live ? "ever (Ctrl-C to stop)" : (int) durationS + " s");
             Throwable[] simFailure = {null};
@@ -108,24 +142,36 @@ public final class DemoCommand implements Callable<Integer> {
                     }
                 }
             }, "stepline-demo-simulator");
-            if (live) {
-                Thread main = Thread.currentThread();
-                Runtime.getRuntime().addShutdownHook(new Thread(main::interrupt));
-            }
             sim.start();
-            while (sim.isAlive()) {
-                sim.join(2000);
-                err.printf(Locale.ROOT, "  %,d steps published, %,d kernel records judged, %.0f s%n", published.get(),
-                        pipeline.detector().stats().kernelRecords.sum(), (System.nanoTime() - t0) / 1e9);
-                if (!pipeline.healthy(true)) {
-                    throw new IllegalStateException("a pipeline stage failed; see the log above");
+            boolean stopped = false;
+            try {
+                while (sim.isAlive()) {
+                    sim.join(2000);
+                    err.printf(Locale.ROOT, "  %,d steps published, %,d kernel records judged, %.0f s%n", published.get(),
+                            pipeline.detector().stats().kernelRecords.sum(), (System.nanoTime() - t0) / 1e9);
+                    if (!pipeline.healthy(true)) {
+                        throw new IllegalStateException("a pipeline stage failed; see the log above");
+                    }
                 }
+            } catch (InterruptedException e) {
+                stopped = true;
+                err.printf(Locale.ROOT, "stopping: %,d steps published; judging them (up to %d s)...%n", published.get(), CATCH_UP.toSeconds());
+                sim.interrupt();
+                sim.join(10_000);
             }
-            if (simFailure[0] != null) {
+            if (simFailure[0] != null && !stopped) {
                 throw new IllegalStateException("simulation failed: " + simFailure[0].getMessage(), simFailure[0]);
             }
-            err.println("simulation done; waiting for the pipeline to catch up...");
-            pipeline.finish(true, Duration.ofMinutes(15));
+            if (stopped) {
+                try {
+                    pipeline.finish(true, CATCH_UP);
+                } catch (java.util.concurrent.TimeoutException e) {
+                    err.println("the pipeline did not catch up in time: the summary covers what it judged so far");
+                }
+            } else {
+                err.println("simulation done; waiting for the pipeline to catch up...");
+                pipeline.finish(true, Duration.ofMinutes(15));
+            }
             long anomalies = pipeline.exportAnomalies(out.resolve("anomalies.jsonl"), null);
             List<StepVerdict> verdicts = new ArrayList<>();
             TopicReader.readAll(target.bootstrapServers(), Topics.VERDICTS.topicName(), v -> verdicts.add(Serdes.VERDICT.decode(v)));
@@ -133,14 +179,40 @@ public final class DemoCommand implements Callable<Integer> {
             for (IncidentReport r : pipeline.reports().reporter().reports()) {
                 incidents.add(r.toIncident(null));
             }
-            TruthScore score = TruthScore.score(verdicts, labels, episodes, incidents);
-            DemoSummary.print(spec.commandLine().getOut(), score, anomalies, pipeline.detector().stats(), out, (System.nanoTime() - t0) / 1e9);
-            return 0;
-        } finally {
-            if (sim != null && sim.isAlive()) {
-                sim.interrupt();
+            TruthScore score;
+            synchronized (labels) {
+                // a stopped live demo is scored on the faults that had begun by then, not those scheduled later
+                long simulatedUntil = labels.stream().mapToLong(StepLabel::getStartUnixNano).max().orElse(Long.MIN_VALUE);
+                List<FaultEpisode> begun = stopped ? episodes.stream().filter(e -> e.getStartUnixNano() <= simulatedUntil).toList() : episodes;
+                score = TruthScore.score(verdicts, new ArrayList<>(labels), begun, incidents);
             }
-            RunCommand.deleteQuietly(state);
+            DemoSummary.print(spec.commandLine().getOut(), score, anomalies, pipeline.detector().stats(), out, (System.nanoTime() - t0) / 1e9);
+            spec.commandLine().getOut().flush();
+            return 0;
+        } catch (Exception | Error e) {
+            if (stopRequested.get()) {
+                // stopped while starting or catching up: the JVM exits once this method is done, before picocli could print anything
+                err.println("stepline demo: stopped (" + e + ")");
+                err.flush();
+                return STOPPED;
+            }
+            throw e;
+        } finally {
+            try {
+                if (sim != null && sim.isAlive()) {
+                    sim.interrupt();
+                }
+            } finally {
+                RunCommand.deleteQuietly(state);
+                done.countDown();
+                if (!stopRequested.get()) {
+                    try {
+                        Runtime.getRuntime().removeShutdownHook(stopHook);
+                    } catch (IllegalStateException shuttingDown) {
+                        // the JVM is exiting for another reason: the hook finds the command done
+                    }
+                }
+            }
         }
     }
 
@@ -153,7 +225,9 @@ public final class DemoCommand implements Callable<Integer> {
 
             @Override
             public void step(StepOutput s) {
-                labels.add(s.label());
+                synchronized (labels) {
+                    labels.add(s.label());
+                }
                 published.incrementAndGet();
                 if (Thread.currentThread().isInterrupted()) {
                     throw new IllegalStateException("demo stopped");

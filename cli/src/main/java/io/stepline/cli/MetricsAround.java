@@ -69,9 +69,11 @@ final class MetricsAround implements CommandLine.IExecutionStrategy {
                 feeds.add(m);
             };
             java.util.function.Consumer<Object> statsHook = stats -> {
-                // in-process stage statistics: ingest's steps, degraded reasons and producer warnings
+                // in-process stage statistics: ingest's steps, degraded reasons and producer warnings; the receivers' requests
                 if (stats instanceof io.stepline.ingest.accounting.IngestStats s) {
                     feeds.add(new io.stepline.metrics.IngestMeters(server.registry(), s));
+                } else if (stats instanceof io.stepline.ingest.receiver.ReceiverCounts r) {
+                    io.stepline.metrics.ReceiverMeters.bind(server.registry(), r);
                 }
             };
             ConnectHooks.add(hook);

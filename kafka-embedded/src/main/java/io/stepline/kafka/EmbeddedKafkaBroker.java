@@ -23,12 +23,16 @@ import kafka.server.KafkaRaftServer;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.metadata.storage.Formatter;
 import org.apache.kafka.server.common.Feature;
 import org.apache.kafka.server.common.MetadataVersion;
+import org.apache.kafka.server.common.TransactionVersion;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,6 +53,17 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     public static final int DEFAULT_PARTITIONS = Topics.DEFAULT_PARTITIONS;
     /** Largest message the broker accepts (kernel batches of ~1,600 kernels are ~100 KiB). */
     public static final int DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+    /**
+     * Transactions of protocol version 1 (partitions added to a transaction by an explicit request),
+     * not the newer default 2 (KIP-890: added implicitly by the first produce of each transaction).
+     * Under version 2 a stream thread committing every few milliseconds meets KAFKA-18202: the first
+     * produce of a new transaction often reaches the broker while the previous one's markers are
+     * still being written, is answered CONCURRENT_TRANSACTIONS and then OUT_OF_ORDER_SEQUENCE_NUMBER,
+     * and the client retries both; the records are not lost, but the broker logs each as an ERROR
+     * with its stack trace and the producer warns. Exactly-once (exactly_once_v2) is the same under
+     * both versions; only a storage directory formatted here gets this level.
+     */
+    static final TransactionVersion TRANSACTION_VERSION = TransactionVersion.TV_1;
     private static final int NODE_ID = 1;
     private static final String CLUSTER_ID_FILE = "stepline-cluster.id";
 
@@ -104,6 +119,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
                         .setDirectories(List.of(logDir.toString()))
                         .setSupportedFeatures(Feature.PRODUCTION_FEATURES)
                         .setReleaseVersion(MetadataVersion.latestProduction())
+                        .setFeatureLevel(TransactionVersion.FEATURE_NAME, TRANSACTION_VERSION.featureLevel())
                         .setControllerListenerName("CONTROLLER")
                         .setMetadataLogDirectory(logDir.toString())
                         .setIgnoreFormatted(true)
@@ -113,6 +129,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
             server.startup();
             bootstrapServers = "127.0.0.1:" + brokerPort;
             awaitReady();
+            createTransactionStateTopic();
             if (provisionTopics) {
                 createTopics(Topics.all(partitions, (short) 1));
             }
@@ -184,6 +201,21 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
             }
         }
         throw new IllegalStateException("broker did not become ready within 60 s", last);
+    }
+
+    /**
+     * Has the broker create its {@code __transaction_state} topic now, through one transactional
+     * producer: otherwise the stages' first transactional producers all ask for it at once, and each
+     * but the first gets "Auto topic creation failed ... TOPIC_ALREADY_EXISTS" logged as a warning.
+     */
+    private void createTransactionStateTopic() {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        p.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "stepline-embedded-broker-start");
+        p.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, "60000");
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer())) {
+            producer.initTransactions();
+        }
     }
 
     /** Creates the given topics, ignoring those that already exist. */

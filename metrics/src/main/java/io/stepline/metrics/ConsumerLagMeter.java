@@ -25,6 +25,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Consumer lag (records between a group's committed offset and the committed end of each topic)
  * for the pipeline's consumer groups and Kafka Streams applications, polled every few seconds.
+ * Groups are named by prefix: {@code stepline-ingest} covers {@code stepline-ingest} itself and the
+ * per-run groups of {@code stepline demo} and {@code run} ({@code stepline-ingest-demo-<pid>}).
  */
 public final class ConsumerLagMeter implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ConsumerLagMeter.class);
@@ -32,7 +34,7 @@ public final class ConsumerLagMeter implements AutoCloseable {
 
     private final MeterRegistry registry;
     private final Admin admin;
-    private final Collection<String> groups;
+    private final Collection<String> groupPrefixes;
     private final Map<String, AtomicLong> lags = new ConcurrentHashMap<>();
     private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "stepline-lag-meter");
@@ -40,9 +42,9 @@ public final class ConsumerLagMeter implements AutoCloseable {
         return t;
     });
 
-    public ConsumerLagMeter(MeterRegistry registry, String bootstrapServers, Collection<String> groups) {
+    public ConsumerLagMeter(MeterRegistry registry, String bootstrapServers, Collection<String> groupPrefixes) {
         this.registry = registry;
-        this.groups = groups;
+        this.groupPrefixes = groupPrefixes;
         Properties p = new Properties();
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
         this.admin = Admin.create(p);
@@ -59,7 +61,30 @@ public final class ConsumerLagMeter implements AutoCloseable {
                 .mapToLong(e -> e.getValue().get()).reduce(Long::sum).orElse(-1);
     }
 
+    /** The cluster's groups that one of the prefixes names (the prefix itself, or it followed by '-'). */
+    java.util.List<String> groups() throws Exception {
+        java.util.List<String> out = new java.util.ArrayList<>();
+        for (var g : admin.listGroups().all().get(10, TimeUnit.SECONDS)) {
+            if (matches(groupPrefixes, g.groupId())) {
+                out.add(g.groupId());
+            }
+        }
+        java.util.Collections.sort(out);
+        return out;
+    }
+
+    static boolean matches(Collection<String> prefixes, String group) {
+        return prefixes.stream().anyMatch(p -> group.equals(p) || group.startsWith(p + '-'));
+    }
+
     void poll() {
+        java.util.List<String> groups;
+        try {
+            groups = groups();
+        } catch (Exception e) {
+            log.debug("listing consumer groups: {}", e.toString());
+            return;
+        }
         for (String group : groups) {
             try {
                 Map<TopicPartition, OffsetAndMetadata> committed =
@@ -77,16 +102,19 @@ public final class ConsumerLagMeter implements AutoCloseable {
                     long pos = om == null ? 0 : om.offset();
                     perTopic.merge(tp.topic(), Math.max(0, end - pos), Long::sum);
                 });
-                perTopic.forEach((topic, lag) -> lags.computeIfAbsent(group + '/' + topic, k -> {
-                    AtomicLong v = new AtomicLong();
-                    Gauge.builder("stepline.consumer.lag", v, AtomicLong::get).tag("group", group).tag("topic", topic)
-                            .description("Records not yet consumed by a pipeline stage").baseUnit("records").register(registry);
-                    return v;
-                }).set(lag));
+                perTopic.forEach((topic, lag) -> lags.computeIfAbsent(group + '/' + topic, k -> register(registry, group, topic)).set(lag));
             } catch (Exception e) {
                 log.debug("lag of {}: {}", group, e.toString());
             }
         }
+    }
+
+    /** The lag gauge of one group on one topic: {@code stepline_consumer_lag_records{group, topic}}. */
+    static AtomicLong register(MeterRegistry registry, String group, String topic) {
+        AtomicLong v = new AtomicLong();
+        Gauge.builder("stepline.consumer.lag", v, AtomicLong::get).tag("group", group).tag("topic", topic)
+                .description("Records not yet consumed by a pipeline stage").baseUnit("records").register(registry);
+        return v;
     }
 
     @Override

@@ -56,7 +56,7 @@ public final class IngestMeters implements AutoCloseable {
     }
 
     private void warning(ProducerWarning w) {
-        Gauge.builder("stepline.ingest.producer.warning", () -> 1).tag("vllm_instance", w.instance()).tag("warning", w.kind().name())
+        Gauge.builder("stepline.ingest.producer.warning", () -> 1).tag(PipelineTopicMetrics.VLLM_INSTANCE, w.instance()).tag("warning", w.kind().name())
                 .tag("fix", w.kind().fix())
                 .description("1 for each instance whose producer setting costs data (sampled step tracing, no instance identity), with the fix")
                 .register(registry);

@@ -39,6 +39,8 @@ public final class MetricsServer implements AutoCloseable {
         for (String from : new String[] {"in.memory.state.id", "rocksdb.state.id"}) {
             registry.config().meterFilter(io.micrometer.core.instrument.config.MeterFilter.renameTag("kafka.stream.state", from, "state.id"));
         }
+        // Kafka's client metrics as promtool accepts them (units, suffixes, help text)
+        registry.config().meterFilter(new KafkaClientMeterFilter());
         this.path = b.path;
         try {
             server = HttpServer.create(new InetSocketAddress(InetAddress.getByName(b.bindAddress), b.port), 16);

@@ -39,6 +39,12 @@ import io.stepline.schemas.Topics;
 public final class PipelineTopicMetrics implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PipelineTopicMetrics.class);
 
+    /**
+     * The serving instance's label. Not {@code instance}: Prometheus sets that to the scrape target,
+     * and a scraped {@code instance} label would arrive renamed {@code exported_instance}.
+     */
+    public static final String VLLM_INSTANCE = "vllm_instance";
+
     static final List<String> TOPICS = List.of(
             Topics.VERDICTS.topicName(), Topics.ANOMALIES.topicName(), Topics.ROOFLINES.topicName(),
             Topics.INCIDENTS.topicName(), Topics.DLQ.topicName(), Topics.REQUESTS.topicName());
@@ -77,7 +83,7 @@ public final class PipelineTopicMetrics implements AutoCloseable {
                     try {
                         accept(r.topic(), r.value());
                     } catch (RuntimeException e) {
-                        registry.counter("stepline.metrics.undecodable", "topic", r.topic()).increment();
+                        undecodable(registry, r.topic()).increment();
                     }
                 }
             }
@@ -88,6 +94,12 @@ public final class PipelineTopicMetrics implements AutoCloseable {
         } finally {
             consumer.close(Duration.ofSeconds(2));
         }
+    }
+
+    /** Records of a topic that the tap could not decode (written by another version, or not Stepline's). */
+    static Counter undecodable(MeterRegistry registry, String topic) {
+        return Counter.builder("stepline.metrics.undecodable").tag("topic", topic)
+                .description("Records on a pipeline topic that the metrics tap could not decode").register(registry);
     }
 
     void accept(String topic, byte[] value) {
@@ -101,11 +113,12 @@ public final class PipelineTopicMetrics implements AutoCloseable {
         } else if (topic.equals(Topics.ANOMALIES.topicName())) {
             Anomaly a = Serdes.ANOMALY.decode(value);
             Counter.builder("stepline.anomalies").description("Anomalies by instance and kind")
-                    .tag("instance", a.getInstanceId()).tag("kind", a.getKind().name()).register(registry).increment();
+                    .tag(VLLM_INSTANCE, a.getInstanceId()).tag("kind", a.getKind().name()).register(registry).increment();
         } else if (topic.equals(Topics.INCIDENTS.topicName())) {
             Incident i = Serdes.INCIDENT.decode(value);
-            Counter.builder("stepline.incidents").description("Incidents by instance and triage class")
-                    .tag("instance", i.getInstanceId()).tag("classification", i.getClassification().name())
+            Counter.builder("stepline.incidents").description("Incidents by instance, kind, severity and triage class")
+                    .tag(VLLM_INSTANCE, i.getInstanceId()).tag("kind", i.getKind().name()).tag("severity", i.getSeverity().name())
+                    .tag("classification", i.getClassification().name())
                     .register(registry).increment();
         } else if (topic.equals(Topics.DLQ.topicName())) {
             DeadLetter d = Serdes.DEAD_LETTER.decode(value);
@@ -120,20 +133,24 @@ public final class PipelineTopicMetrics implements AutoCloseable {
             RooflineModel m = Serdes.ROOFLINE.decode(value);
             Map<String, AtomicReference<Double>> values = rooflineValues.computeIfAbsent(m.getInstanceId(), k -> new ConcurrentHashMap<>());
             for (int i = 0; i < m.getFeatureNames().size() && i < m.getCoefficients().size(); i++) {
-                gauge(values, m.getInstanceId(), "stepline.roofline.coefficient", m.getFeatureNames().get(i), m.getCoefficients().get(i));
+                gauge(values, m.getInstanceId(), "stepline.roofline.coefficient", m.getFeatureNames().get(i), m.getCoefficients().get(i),
+                        "Current roofline model of an instance: nanoseconds of step latency per unit of the feature");
             }
-            gauge(values, m.getInstanceId(), "stepline.roofline.intercept", "intercept_ns", m.getInterceptNs());
+            gauge(values, m.getInstanceId(), "stepline.roofline.intercept", "intercept_ns", m.getInterceptNs(),
+                    "Current roofline model of an instance: its fixed cost per step in nanoseconds");
             if (m.getDriftRatio() != null) {
-                gauge(values, m.getInstanceId(), "stepline.roofline.drift", "drift_ratio", m.getDriftRatio());
+                gauge(values, m.getInstanceId(), "stepline.roofline.drift", "drift_ratio", m.getDriftRatio(),
+                        "Current roofline of an instance against its reference model (1 = unchanged; the drift watch flags a sustained regression above its threshold)");
             }
         }
     }
 
-    private void gauge(Map<String, AtomicReference<Double>> values, String instance, String name, String feature, double value) {
+    private void gauge(Map<String, AtomicReference<Double>> values, String instance, String name, String feature, double value,
+            String description) {
         AtomicReference<Double> ref = values.computeIfAbsent(name + '/' + feature, k -> {
             AtomicReference<Double> r = new AtomicReference<>(Double.NaN);
-            Gauge.builder(name, r, AtomicReference::get).tag("instance", instance).tag("feature", feature)
-                    .description("Current roofline model of an instance").register(registry);
+            Gauge.builder(name, r, AtomicReference::get).tag(VLLM_INSTANCE, instance).tag("feature", feature)
+                    .description(description).register(registry);
             return r;
         });
         ref.set(value);

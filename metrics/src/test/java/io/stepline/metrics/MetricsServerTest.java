@@ -37,8 +37,10 @@ class MetricsServerTest {
             assertThat(ok.statusCode()).isEqualTo(200);
             assertThat(ok.body())
                     .contains("stepline_dlq_records_total{reason=\"MALFORMED_PROTOBUF\",source=\"otlp-http\"} 1.0")
-                    .contains("stepline_roofline_coefficient{feature=\"prefill_tokens\",instance=\"i-1\"} 1500.0")
-                    .contains("stepline_roofline_drift{feature=\"drift_ratio\",instance=\"i-1\"} 1.1")
+                    .contains("stepline_roofline_coefficient{feature=\"prefill_tokens\",vllm_instance=\"i-1\"} 1500.0")
+                    .contains("stepline_roofline_drift{feature=\"drift_ratio\",vllm_instance=\"i-1\"} 1.1")
+                    .contains("# HELP stepline_roofline_drift Current roofline of an instance against its reference model")
+                    .doesNotContainPattern("[{,]instance=")
                     .contains("stepline_request_time_to_first_token_seconds_bucket");
 
             assertThat(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + "/other")).build(),

@@ -75,7 +75,8 @@ class IncidentReporterTest {
                 .setPhases(phases).build();
     }
 
-    private void feed(IncidentReporter r, String inst) {
+    /** 400 steps of one instance, flagged at 200-209, 300 and 350-352, then the end of input. */
+    static void feed(IncidentReporter r, String inst) {
         long t0 = 1_767_225_600_000_000_000L;
         for (long i = 0; i < 400; i++) {
             long start = t0 + i * 10_000_000L;
@@ -108,6 +109,30 @@ class IncidentReporterTest {
     }
 
     @Test
+    void eachIncidentIsAnnouncedWhenItOpensAndAgainWithTheSameIdWhenItIsOver() {
+        List<String> events = new ArrayList<>();
+        IncidentReporter r = new IncidentReporter(ReporterSettings.defaults(out), new IncidentReporter.Publisher() {
+            @Override
+            public void incident(Incident i) {
+                events.add("over " + i.getIncidentId() + " steps=" + i.getNumSteps());
+            }
+
+            @Override
+            public void alert(String instance, String incidentId, String json) {}
+
+            @Override
+            public void opened(Incident p) {
+                events.add("opened " + p.getIncidentId() + " steps=" + p.getNumSteps() + " " + p.getClassification());
+            }
+        });
+        feed(r, "inst-a");
+        // opened at its first flagged step (the minimum run is one step), long before its report; over with the whole
+        // run, here at the end of input (batch mode closes incidents only then)
+        assertThat(events).containsExactly("opened inst-a-200 steps=1 UNKNOWN", "opened inst-a-300 steps=1 UNKNOWN",
+                "opened inst-a-350 steps=1 UNKNOWN", "over inst-a-200 steps=10", "over inst-a-300 steps=1", "over inst-a-350 steps=3");
+    }
+
+    @Test
     void incidentsGroupFlaggedStepsAndReportsAreWellFormedAndEscaped() throws Exception {
         Collect c = new Collect();
         IncidentReporter r = new IncidentReporter(ReporterSettings.defaults(out), c);
@@ -124,6 +149,9 @@ class IncidentReporterTest {
         String html = Files.readString(out.resolve(base + ".html"));
         assertThat(html).doesNotContain("<script>").doesNotContain("<img").contains("&lt;script&gt;").contains("&amp;").contains("<svg");
         assertThat(html).contains("class=\"flagged\"");
+        // links name the files as written (the id made file-safe), not the raw id
+        assertThat(html).contains("href=\"" + base + ".trace.json\"").contains("href=\"" + base + ".json\"");
+        assertThat(Files.readString(out.resolve("index.html"))).contains("href=\"" + base + ".html\"");
         DocumentBuilderFactory f = DocumentBuilderFactory.newInstance();
         f.newDocumentBuilder().parse(new ByteArrayInputStream(html.getBytes(StandardCharsets.UTF_8))); // well-formed or throws
         f.newDocumentBuilder().parse(out.resolve("index.html").toFile());
@@ -168,6 +196,96 @@ class IncidentReporterTest {
                 stack.add(s);
             }
         }
+    }
+
+    private static int count(String haystack, String needle) {
+        int n = 0;
+        for (int i = haystack.indexOf(needle); i >= 0; i = haystack.indexOf(needle, i + 1)) {
+            n++;
+        }
+        return n;
+    }
+
+    @Test
+    void pagesShowLatencyOverTimeARooflineWithAxesAFleetOverviewAndNeedNoNetwork() throws Exception {
+        Collect c = new Collect();
+        IncidentReporter r = new IncidentReporter(ReporterSettings.defaults(out), c);
+        feed(r, "inst-a");
+        String html = Files.readString(out.resolve("incident-inst-a-200.html"));
+        int at = html.indexOf("<h2>Latency over time</h2>");
+        String latency = html.substring(at, html.indexOf("</svg>", at));
+        // the stretch before and after the incident (up to 300 judged steps each way: here all 400 fed), every flagged
+        // step in it in red (the incident's 10 and the 4 after it), expected and bound as lines, the window shaded,
+        // real ticks and gridlines
+        assertThat(count(latency, "class=\"flagged\"")).isEqualTo(14);
+        assertThat(count(latency, "class=\"step\"")).isEqualTo(400 - 14);
+        assertThat(count(latency, "class=\"band\"")).isEqualTo(1);
+        assertThat(count(latency, "class=\"series\"")).isEqualTo(2);
+        assertThat(count(latency, "class=\"tick\"")).isGreaterThanOrEqualTo(6);
+        assertThat(count(latency, "class=\"grid\"")).isGreaterThanOrEqualTo(6);
+        assertThat(latency).contains(">00:00:02<").doesNotContain(".000<").contains("time (UTC)").contains("step latency (ms)");
+        // decode-only steps: the roofline's x is the batch size
+        assertThat(html).contains("decode-only steps").contains("batch size (decode requests)").doesNotContain("steps with prefill");
+        assertThat(html).contains("2026-01-01 00:00:02.000");
+        // self-contained: nothing is fetched when the page is viewed
+        assertThat(html.replace("http://www.w3.org/", "")).doesNotContain("http://").doesNotContain("https://").doesNotContain("<script");
+
+        String index = Files.readString(out.resolve("index.html"));
+        assertThat(index).contains("1 instances, 400 steps judged, 14 flagged (3.50%), 3 incidents")
+                .contains("<td>inst-a</td><td>MIXED</td><td>judged</td><td>400</td><td>0</td><td>0</td><td>400</td><td>14</td><td>3.50%</td><td>3</td>")
+                .contains("href=\"incident-inst-a-200.trace.json\"").contains("href=\"incident-inst-a-200.json\"");
+
+        JsonNode trace = new ObjectMapper().readTree(out.resolve("incident-inst-a-200.trace.json").toFile());
+        assertThat(trace.path("metadata").path("origin_utc").asText()).isEqualTo("2026-01-01T00:00:02Z");
+        assertThat(trace.path("metadata").path("incident_id").asText()).isEqualTo("inst-a-200");
+        List<JsonNode> steps = new ArrayList<>();
+        Set<Integer> pidsWithSlices = new java.util.HashSet<>();
+        Set<Integer> namedPids = new java.util.HashSet<>();
+        for (JsonNode e : trace.get("traceEvents")) {
+            if (e.path("ph").asText().equals("X")) {
+                pidsWithSlices.add(e.get("pid").asInt());
+                if (e.path("cat").asText().startsWith("step")) {
+                    steps.add(e);
+                }
+            } else if (e.path("name").asText().equals("process_name")) {
+                namedPids.add(e.get("pid").asInt());
+            }
+        }
+        assertThat(namedPids).as("no empty process").isEqualTo(pidsWithSlices);
+        assertThat(steps).hasSize(10).allMatch(e -> e.path("cat").asText().equals("step,flagged") && e.path("name").asText().contains("FLAGGED"));
+        JsonNode args = steps.get(0).path("args");
+        assertThat(args.path("step_id").asLong()).isEqualTo(200);
+        assertThat(args.path("latency_ms").asDouble()).isEqualTo(30.0);
+        assertThat(args.path("expected_ms").asDouble()).isEqualTo(10.0);
+        assertThat(args.path("bound_ms").asDouble()).isEqualTo(13.0);
+        assertThat(args.path("deviation_ratio").asDouble()).isEqualTo(3.0);
+    }
+
+    @Test
+    void aSustainedRegressionsPageShowsTheShiftOverTimeAndTheModelsSideBySide() throws Exception {
+        Collect c = new Collect();
+        IncidentReporter r = new IncidentReporter(ReporterSettings.defaults(out), c);
+        long t0 = 1_767_225_600_000_000_000L;
+        for (int v = 1; v <= 12; v++) {
+            double drift = v <= 6 ? 1.0 : 1.4;
+            r.accept(io.stepline.events.RooflineModel.newBuilder().setInstanceId("inst-d").setModelKind("robust").setVersion(v)
+                    .setFittedAtUnixNano(t0 + v * 1_000_000_000L).setStepsSeen(v * 256L).setFeatureNames(List.of("decode_reqs"))
+                    .setCoefficients(List.of(drift * 200_000.0)).setInterceptNs(drift * 5e6).setBoundRatio(1.5)
+                    .setReferenceCoefficients(List.of(200_000.0)).setReferenceInterceptNs(5e6).setReferenceVersion(1L).setDriftRatio(drift).build());
+        }
+        r.accept(Anomaly.newBuilder().setAnomalyId("inst-d/drift").setInstanceId("inst-d").setKind(AnomalyKind.SUSTAINED_REGRESSION)
+                .setSeverity(Severity.MEDIUM).setStartUnixNano(t0 + 7_000_000_000L).setEndUnixNano(t0 + 12_000_000_000L).setStepId(3000L)
+                .setDeviationRatio(1.4).setReferenceModelVersion(1L).setModelKind("robust").setModelVersion(12).build());
+        r.flush();
+        String html = Files.readString(out.resolve("incident-inst-d-drift-3000.html"));
+        int at = html.indexOf("<h2>The shift</h2>");
+        assertThat(at).isPositive();
+        String shift = html.substring(at);
+        assertThat(count(shift.substring(0, shift.indexOf("</svg>")), "class=\"refit\"")).isEqualTo(12);
+        assertThat(shift).contains("Roofline of inst-d against its reference")
+                .contains("<tr><td>decode_reqs (ns per unit)</td><td>200,000</td><td>280,000</td><td>1.40x</td></tr>")
+                .contains("<tr><td>fixed cost per step (ns)</td><td>5,000,000</td><td>7,000,000</td><td>1.40x</td></tr>");
+        assertThat(html).contains("a sustained regression is a shift of the model");
     }
 
     @Test

@@ -67,6 +67,12 @@ public final class Pipeline implements AutoCloseable {
         this.reports = new ReportService(ReporterSettings.defaults(reportDir), "stepline-reports" + runId, outputPrefix, live);
     }
 
+    /** Also posts incidents to Alertmanager (null: not); before {@link #start}. */
+    public Pipeline alertmanager(io.stepline.reports.alerts.AlertmanagerSink sink) {
+        reports.alertmanager(sink);
+        return this;
+    }
+
     /** Starts the stages; {@code withIngest} false for a replay that starts from stored steps. */
     public Pipeline start(boolean withIngest) {
         if (withIngest) {

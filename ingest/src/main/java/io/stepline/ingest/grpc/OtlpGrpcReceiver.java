@@ -49,7 +49,7 @@ import io.stepline.ingest.validation.Rejection;
  * RESOURCE_EXHAUSTED beyond the message size (gRPC applies the cap after decompression too, so gzip
  * bombs stop there), UNAVAILABLE when Kafka does not acknowledge (clients retry that).
  */
-public final class OtlpGrpcReceiver implements AutoCloseable {
+public final class OtlpGrpcReceiver implements AutoCloseable, io.stepline.ingest.receiver.ReceiverCounts {
     private static final Logger log = LoggerFactory.getLogger(OtlpGrpcReceiver.class);
     /** OTLP/gRPC's registered port, where exporters send by default. */
     public static final int DEFAULT_PORT = 4317;
@@ -85,14 +85,18 @@ public final class OtlpGrpcReceiver implements AutoCloseable {
 
     private final Server server;
     private final ExecutorService executor;
+    /** This receiver's name in dead letters and metrics. */
+    static final String SOURCE = "otlp-grpc";
+
     private final ExportStore store;
     private final String bindAddress;
     private final AtomicLong accepted = new AtomicLong();
     private final AtomicLong rejected = new AtomicLong();
+    private final AtomicLong unavailable = new AtomicLong();
 
     private OtlpGrpcReceiver(ReceiverBuilder.Settings b) {
         this.bindAddress = b.bindAddress();
-        this.store = new ExportStore(b.bootstrapServers(), "otlp-grpc", b.maxMessageBytes());
+        this.store = new ExportStore(b.bootstrapServers(), SOURCE, b.maxMessageBytes());
         this.executor = Executors.newFixedThreadPool(4, r -> {
             Thread t = new Thread(r, "otlp-grpc");
             t.setDaemon(true);
@@ -126,6 +130,7 @@ public final class OtlpGrpcReceiver implements AutoCloseable {
             close();
             throw new UncheckedIOException("cannot listen on " + bindAddress + ": " + e.getMessage(), e);
         }
+        io.stepline.kafka.ConnectHooks.statsStarted(this); // /metrics counts its requests where the command serves metrics
         log.info("OTLP/gRPC receiver on {}:{}", bindAddress, port());
         return this;
     }
@@ -134,10 +139,22 @@ public final class OtlpGrpcReceiver implements AutoCloseable {
         return server.getPort();
     }
 
+    @Override
+    public String source() {
+        return SOURCE;
+    }
+
+    @Override
+    public long unavailable() {
+        return unavailable.get();
+    }
+
+    @Override
     public long accepted() {
         return accepted.get();
     }
 
+    @Override
     public long rejected() {
         return rejected.get();
     }
@@ -166,6 +183,7 @@ public final class OtlpGrpcReceiver implements AutoCloseable {
             response.onNext(ExportStore.response(outcome));
             response.onCompleted();
         } catch (ExportStore.NotStored e) {
+            unavailable.incrementAndGet();
             response.onError(Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException());
         }
     }

@@ -41,7 +41,7 @@ import io.stepline.ingest.validation.Rejection;
  * wrong bearer token, 404/405 wrong path or method, 413 body or inflated body too large, 415
  * unsupported content type, 503 when Kafka does not acknowledge.
  */
-public final class OtlpHttpReceiver implements AutoCloseable {
+public final class OtlpHttpReceiver implements AutoCloseable, io.stepline.ingest.receiver.ReceiverCounts {
     private static final Logger log = LoggerFactory.getLogger(OtlpHttpReceiver.class);
     /** OTLP/HTTP's registered port, where exporters send by default. */
     public static final int DEFAULT_PORT = 4318;
@@ -49,16 +49,20 @@ public final class OtlpHttpReceiver implements AutoCloseable {
 
     private final HttpServer server;
     private final ExecutorService executor;
+    /** This receiver's name in dead letters and metrics. */
+    static final String SOURCE = "otlp-http";
+
     private final ExportStore store;
     private final int maxBodyBytes;
     private final String bearerToken;
     private final AtomicLong accepted = new AtomicLong();
     private final AtomicLong rejected = new AtomicLong();
+    private final AtomicLong unavailable = new AtomicLong();
 
     private OtlpHttpReceiver(ReceiverBuilder.Settings b) {
         this.maxBodyBytes = b.maxMessageBytes();
         this.bearerToken = b.bearerToken();
-        this.store = new ExportStore(b.bootstrapServers(), "otlp-http", b.maxMessageBytes());
+        this.store = new ExportStore(b.bootstrapServers(), SOURCE, b.maxMessageBytes());
         try {
             this.server = HttpServer.create(new InetSocketAddress(InetAddress.getByName(b.bindAddress()), b.port()), 64);
         } catch (IOException e) {
@@ -80,6 +84,7 @@ public final class OtlpHttpReceiver implements AutoCloseable {
 
     public OtlpHttpReceiver start() {
         server.start();
+        io.stepline.kafka.ConnectHooks.statsStarted(this); // /metrics counts its requests where the command serves metrics
         log.info("OTLP/HTTP receiver on http://{}:{}{}", server.getAddress().getHostString(), port(), PATH);
         return this;
     }
@@ -88,10 +93,22 @@ public final class OtlpHttpReceiver implements AutoCloseable {
         return server.getAddress().getPort();
     }
 
+    @Override
+    public String source() {
+        return SOURCE;
+    }
+
+    @Override
+    public long unavailable() {
+        return unavailable.get();
+    }
+
+    @Override
     public long accepted() {
         return accepted.get();
     }
 
+    @Override
     public long rejected() {
         return rejected.get();
     }
@@ -157,6 +174,7 @@ public final class OtlpHttpReceiver implements AutoCloseable {
             try {
                 outcome = store.store(td, String.valueOf(ex.getRemoteAddress()), ct);
             } catch (ExportStore.NotStored e) {
+                unavailable.incrementAndGet();
                 text(ex, 503, e.getMessage());
                 return;
             }

@@ -1,5 +1,7 @@
 package io.stepline.reports.cli;
 
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -13,6 +15,7 @@ import picocli.CommandLine.Spec;
 
 import io.stepline.kafka.ClusterOptions;
 import io.stepline.kafka.KafkaTarget;
+import io.stepline.reports.alerts.AlertmanagerSink;
 import io.stepline.reports.incident.ReporterSettings;
 import io.stepline.reports.service.ReportService;
 
@@ -35,20 +38,44 @@ public final class ReportCommand implements Callable<Integer> {
     @Option(names = "--tpot-slo", defaultValue = "" + ReporterSettings.DEFAULT_TPOT_SLO_S, description = "TPOT SLO in seconds (default: ${DEFAULT-VALUE}).")
     double tpot;
 
+    @Option(names = "--alertmanager", paramLabel = "URL",
+            description = "Also post each incident to this Alertmanager (API v2, e.g. http://127.0.0.1:9093): firing while it lasts, resolved when it ends.")
+    String alertmanagerUrl;
+
     @Override
     public Integer call() throws Exception {
         ReporterSettings settings;
+        AlertmanagerSink sink;
         try {
             settings = ReporterSettings.defaults(out).withSlos(ttft, tpot);
+            sink = alertmanagerSink(alertmanagerUrl);
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
         CountDownLatch stop = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
-        try (KafkaTarget target = cluster.connect(); ReportService svc = new ReportService(settings).start(target.bootstrapServers())) {
+        try (KafkaTarget target = cluster.connect(); ReportService svc = new ReportService(settings).alertmanager(sink).start(target.bootstrapServers())) {
             spec.commandLine().getErr().println("reports running on " + target.bootstrapServers() + ", writing " + out.toAbsolutePath() + "; Ctrl-C to stop");
             stop.await();
         }
         return 0;
+    }
+
+    /** The sink for {@code --alertmanager URL}, or null without it; a bad URL is an IllegalArgumentException. */
+    public static AlertmanagerSink alertmanagerSink(String url) {
+        if (url == null) {
+            return null;
+        }
+        URI uri;
+        try {
+            uri = new URI(url);
+        } catch (URISyntaxException e) {
+            throw new IllegalArgumentException("--alertmanager: not a URL: '" + url + "'");
+        }
+        try {
+            return AlertmanagerSink.builder(uri).build();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--alertmanager: " + e.getMessage());
+        }
     }
 }

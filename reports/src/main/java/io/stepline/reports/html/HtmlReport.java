@@ -5,6 +5,7 @@ import java.util.Locale;
 import java.util.Map;
 
 import io.stepline.reports.incident.IncidentReport;
+import io.stepline.reports.incident.IncidentReporter;
 import io.stepline.reports.triage.KernelDiff;
 import io.stepline.reports.triage.RankEvidence;
 
@@ -14,11 +15,13 @@ import static io.stepline.reports.html.Html.esc;
 public final class HtmlReport {
     private static final String STYLE = "<style>body{font-family:sans-serif;margin:24px;color:#222}table{border-collapse:collapse;margin:8px 0}"
             + "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left}th{background:#f3f3f3}"
-            + ".k{font-family:monospace;font-size:12px;word-break:break-all}.sev{font-weight:bold}</style>";
+            + ".k{font-family:monospace;font-size:12px;word-break:break-all}.sev{font-weight:bold}.sev-critical{color:#a00}.sev-high{color:#d62728}"
+            + ".sev-medium{color:#b36b00}svg.chart{display:block;margin:8px 0;max-width:100%;height:auto}"
+            + "td.summary{max-width:380px;overflow-wrap:anywhere}</style>";
 
     private HtmlReport() {}
 
-    public static String incident(IncidentReport r, String svg) {
+    public static String incident(IncidentReport r, String latencySvg, String rooflineSvg) {
         StringBuilder b = new StringBuilder(16_384);
         head(b, "Incident " + r.incidentId());
         b.append("<h1>Incident ").append(esc(r.incidentId())).append("</h1>");
@@ -26,6 +29,8 @@ public final class HtmlReport {
                 .append(": ").append(esc(r.summary())).append("</p>");
         b.append("<table><tr><th>instance</th><td>").append(esc(r.instance())).append(" (").append(esc(r.role().name())).append(")</td></tr>")
                 .append("<tr><th>kind</th><td>").append(esc(r.kind().name())).append("</td></tr>")
+                .append("<tr><th>when (UTC)</th><td>").append(esc(time(r.startUnixNano()))).append(" &#8211; ").append(esc(time(r.endUnixNano())))
+                .append(" (").append(esc(duration(r.endUnixNano() - r.startUnixNano()))).append(")</td></tr>")
                 .append("<tr><th>steps</th><td>").append(r.firstStepId()).append(" &#8211; ").append(r.lastStepId())
                 .append(" (").append(r.numSteps()).append(" flagged)</td></tr>")
                 .append("<tr><th>worst deviation</th><td>").append(fmt(r.maxDeviationRatio())).append("x expected</td></tr>")
@@ -36,12 +41,20 @@ public final class HtmlReport {
             b.append("<li>").append(esc(e)).append("</li>");
         }
         b.append("</ul>");
-        b.append("<h2>Roofline</h2>").append(svg);
-        b.append("<h2>Phases against baseline</h2><table><tr><th>phase</th><th>growth</th></tr>");
-        for (Map.Entry<String, Double> e : r.phaseGrowth().entrySet()) {
-            b.append("<tr><td>").append(esc(e.getKey())).append("</td><td>").append(fmt(e.getValue())).append("x</td></tr>");
+        b.append("<h2>Latency over time</h2>").append(latencySvg);
+        b.append("<h2>Roofline</h2>").append(rooflineSvg);
+        b.append("<h2>Phases against baseline</h2>");
+        if (r.phaseGrowth().isEmpty()) {
+            b.append("<p>No phase spans to compare: ").append(r.kind().equals("SUSTAINED_REGRESSION")
+                    ? "a sustained regression is a shift of the model, not of single steps; see the kernels below.</p>"
+                    : "the flagged steps carry no phase spans.</p>");
+        } else {
+            b.append("<table><tr><th>phase</th><th>growth</th></tr>");
+            for (Map.Entry<String, Double> e : r.phaseGrowth().entrySet()) {
+                b.append("<tr><td>").append(esc(e.getKey())).append("</td><td>").append(fmt(e.getValue())).append("x</td></tr>");
+            }
+            b.append("</table>");
         }
-        b.append("</table>");
         if (!r.ranks().isEmpty()) {
             b.append("<h2>Ranks</h2><table><tr><th>rank</th><th>GPU busy</th><th>largest idle gap</th><th>kernels/ms</th>"
                     + "<th>in collectives</th><th>kernel slowdown</th><th>preprocess</th><th>forward</th><th>sample</th></tr>");
@@ -84,27 +97,81 @@ public final class HtmlReport {
                     .append("</td><td>").append(fmt(s.deviationRatio())).append("</td><td>").append(s.prefillTokens()).append("</td><td>")
                     .append(s.decodeReqs()).append("</td></tr>");
         }
-        b.append("</table><p><a href=\"incident-").append(esc(r.incidentId())).append(".trace.json\">Perfetto trace</a> (open in ui.perfetto.dev) &#183; ")
-                .append("<a href=\"incident-").append(esc(r.incidentId())).append(".json\">JSON</a> &#183; <a href=\"index.html\">all incidents</a></p>");
+        String base = "incident-" + esc(IncidentReporter.safe(r.incidentId()));
+        b.append("</table><p><a href=\"").append(base).append(".trace.json\">Perfetto trace</a> (at ui.perfetto.dev choose \"Open trace file\" and pick it;"
+                        + " nothing is uploaded) &#183; ")
+                .append("<a href=\"").append(base).append(".json\">JSON</a> &#183; <a href=\"index.html\">all incidents</a></p>");
         b.append("</body></html>\n");
         return b.toString();
     }
 
-    /** Index of incidents, newest first. */
-    public static String index(List<IncidentReport> newestFirst) {
+    /** One serving instance as the reporter saw it, for the fleet overview. */
+    public record InstanceState(String instance, String role, long steps, long withoutLatency, long judged, long warmingUp, long flagged,
+                                long incidents) {
+        /** What the instance's steps are getting: judged, still warming up, or no latency to judge. */
+        public String state() {
+            if (steps > 0 && withoutLatency == steps) {
+                return "no latency (never judged)";
+            }
+            if (judged == 0 && warmingUp > 0) {
+                return "warming up";
+            }
+            return judged > 0 ? "judged" : "no verdicts yet";
+        }
+    }
+
+    /** Incidents, worst first (severity in its enum order, then newest), and the fleet: every instance's steps, verdicts and state. */
+    public static String index(List<IncidentReport> incidents, List<InstanceState> fleet) {
+        List<IncidentReport> sorted = new java.util.ArrayList<>(incidents);
+        sorted.sort(java.util.Comparator.comparingInt((IncidentReport r) -> -r.severity().ordinal())
+                .thenComparing(java.util.Comparator.comparingLong(IncidentReport::startUnixNano).reversed()));
         StringBuilder b = new StringBuilder();
         head(b, "Stepline incidents");
-        b.append("<h1>Stepline incidents</h1><table><tr><th>start</th><th>incident</th><th>instance</th><th>kind</th><th>class</th>"
-                + "<th>severity</th><th>steps</th><th>worst</th></tr>");
-        for (IncidentReport r : newestFirst) {
-            b.append("<tr><td>").append(java.time.Instant.ofEpochSecond(0, r.startUnixNano())).append("</td><td><a href=\"incident-")
-                    .append(esc(r.incidentId())).append(".html\">").append(esc(r.incidentId())).append("</a></td><td>").append(esc(r.instance()))
-                    .append("</td><td>").append(esc(r.kind().name())).append("</td><td>").append(esc(r.classification().name())).append("</td><td>")
-                    .append(esc(r.severity().name())).append("</td><td>").append(r.numSteps()).append("</td><td>").append(fmt(r.maxDeviationRatio()))
-                    .append("x</td></tr>");
+        long judged = fleet.stream().mapToLong(InstanceState::judged).sum();
+        long flagged = fleet.stream().mapToLong(InstanceState::flagged).sum();
+        b.append("<h1>Stepline incidents</h1><p class=\"fleet\">").append(fleet.size()).append(" instances, ")
+                .append(String.format(Locale.ROOT, "%,d", judged)).append(" steps judged, ").append(String.format(Locale.ROOT, "%,d", flagged))
+                .append(" flagged (").append(judged == 0 ? "n/a" : String.format(Locale.ROOT, "%.2f%%", 100.0 * flagged / judged)).append("), ")
+                .append(incidents.size()).append(" incidents. Times are UTC.</p>");
+        b.append("<table class=\"incidents\"><tr><th>severity</th><th>start</th><th>duration</th><th>instance</th><th>kind</th><th>class</th>"
+                + "<th>summary</th><th>steps</th><th>worst</th><th>files</th></tr>");
+        for (IncidentReport r : sorted) {
+            String base = "incident-" + esc(IncidentReporter.safe(r.incidentId()));
+            b.append("<tr><td class=\"sev sev-").append(esc(r.severity().name().toLowerCase(Locale.ROOT))).append("\">").append(esc(r.severity().name()))
+                    .append("</td><td>").append(esc(time(r.startUnixNano()))).append("</td><td>").append(esc(duration(r.endUnixNano() - r.startUnixNano())))
+                    .append("</td><td>").append(esc(r.instance())).append("</td><td>").append(esc(r.kind().name())).append("</td><td>")
+                    .append(esc(r.classification().name())).append("</td><td class=\"summary\"><a href=\"").append(base).append(".html\">").append(esc(r.summary()))
+                    .append("</a></td><td>").append(r.numSteps()).append("</td><td>").append(fmt(r.maxDeviationRatio())).append("x</td><td><a href=\"")
+                    .append(base).append(".html\">report</a> &#183; <a href=\"").append(base).append(".trace.json\">trace</a> &#183; <a href=\"")
+                    .append(base).append(".json\">JSON</a></td></tr>");
+        }
+        b.append("</table>");
+        b.append("<h2>Fleet</h2><table class=\"fleet\"><tr><th>instance</th><th>role</th><th>state</th><th>steps</th><th>without latency</th>"
+                + "<th>warming up</th><th>judged</th><th>flagged</th><th>share flagged</th><th>incidents</th></tr>");
+        for (InstanceState i : fleet) {
+            b.append("<tr><td>").append(esc(i.instance())).append("</td><td>").append(esc(i.role())).append("</td><td>").append(esc(i.state()))
+                    .append("</td><td>").append(i.steps()).append("</td><td>").append(i.withoutLatency()).append("</td><td>").append(i.warmingUp())
+                    .append("</td><td>").append(i.judged()).append("</td><td>").append(i.flagged()).append("</td><td>")
+                    .append(i.judged() == 0 ? "n/a" : String.format(Locale.ROOT, "%.2f%%", 100.0 * i.flagged() / i.judged())).append("</td><td>")
+                    .append(i.incidents()).append("</td></tr>");
         }
         b.append("</table></body></html>\n");
         return b.toString();
+    }
+
+    static final java.time.format.DateTimeFormatter TIME = java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSS", Locale.ROOT)
+            .withZone(java.time.ZoneOffset.UTC);
+
+    static String time(long unixNano) {
+        return TIME.format(java.time.Instant.ofEpochSecond(0, unixNano));
+    }
+
+    static String duration(long ns) {
+        double s = Math.max(0, ns) / 1e9;
+        if (s < 1) {
+            return String.format(Locale.ROOT, "%.0f ms", s * 1e3);
+        }
+        return s < 120 ? String.format(Locale.ROOT, "%.1f s", s) : String.format(Locale.ROOT, "%.1f min", s / 60);
     }
 
     private static void head(StringBuilder b, String title) {

@@ -1,64 +1,78 @@
 package io.stepline.reports.html;
 
+import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
- * The roofline scatter as inline SVG: step latency against processed tokens for a sample of the
- * instance's steps (grey), the model's bound at each of them (the roofline as applied, blue), and
- * the incident's flagged steps (red).
+ * The roofline as the instance lives it: step latency against the work that explains it, one chart
+ * for steps with prefill work (x = prefill tokens) and one for decode-only steps (x = batch size,
+ * which processed tokens would squeeze against the y axis next to prefill chunks). Grey dots are a
+ * sample of the instance's judged steps, the blue line the bound the detector applied (median per
+ * x bin: with more than one feature the bound of equal x varies), red the incident's flagged steps.
  */
 public final class ScatterPlot {
-    static final int W = 640;
-    static final int H = 360;
-    static final int PAD = 48;
+    /** Bins of the bound line on the prefill-tokens axis. */
+    static final int BINS = 40;
 
     private ScatterPlot() {}
 
-    /** A point: x = processed tokens, y = latency in ms, bound = the model's bound in ms (NaN if none). */
-    public record Point(double x, double y, double bound) {}
+    /** A step: x = prefill tokens, or batch size when {@code decodeOnly}; y = latency ms; bound in ms (NaN if none). */
+    public record Point(double x, double y, double bound, boolean decodeOnly) {}
 
-    public static String svg(List<Point> normal, List<Point> flagged, String title) {
-        double maxX = 1;
-        double maxY = 1;
-        for (List<Point> l : List.of(normal, flagged)) {
-            for (Point p : l) {
-                maxX = Math.max(maxX, p.x());
-                maxY = Math.max(maxY, Math.max(p.y(), Double.isNaN(p.bound()) ? 0 : p.bound()));
-            }
-        }
-        maxX *= 1.05;
-        maxY *= 1.1;
+    /** One SVG per kind of step that has points (decode-only, with prefill), or a note when there is none. */
+    public static String svg(List<Point> normal, List<Point> flagged, String instance) {
         StringBuilder b = new StringBuilder();
-        b.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"roofline\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">", W, H, W, H));
-        b.append("<title>").append(Html.esc(title)).append("</title>");
-        b.append(String.format(Locale.ROOT, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fff\"/>", W, H));
-        b.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>", PAD, H - PAD, W - 10, H - PAD));
-        b.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>", PAD, 10, PAD, H - PAD));
-        b.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" font-size=\"11\">processed tokens (0 - %.0f)</text>", W / 2 - 60, H - 12, maxX));
-        b.append(String.format(Locale.ROOT, "<text x=\"4\" y=\"20\" font-size=\"11\">latency ms (max %.1f)</text>", maxY));
-        for (Point p : normal) {
+        for (boolean decodeOnly : new boolean[] {false, true}) {
+            List<Point> n = normal.stream().filter(p -> p.decodeOnly() == decodeOnly).toList();
+            List<Point> f = flagged.stream().filter(p -> p.decodeOnly() == decodeOnly).toList();
+            if (n.isEmpty() && f.isEmpty()) {
+                continue;
+            }
+            String what = decodeOnly ? "decode-only steps" : "steps with prefill";
+            SvgChart c = new SvgChart(640, 340, "Roofline of " + instance + ": " + what, decodeOnly ? "batch size (decode requests)" : "prefill tokens",
+                    "step latency (ms)", SvgChart::number);
+            if (decodeOnly) {
+                c.integerX();
+            }
+            c.dots("judged steps (sample)", "#9a9a9a", 1.6, xs(n), ys(n), "step");
+            double[][] line = boundLine(n, decodeOnly);
+            c.line("bound (median per bin)", "#1f77b4", line[0], line[1], false);
+            c.dots("flagged steps", "#d62728", 3, xs(f), ys(f), "flagged");
+            b.append(c.svg());
+        }
+        return b.length() == 0 ? "<p>No judged steps of this instance are held.</p>" : b.toString();
+    }
+
+    private static double[] xs(List<Point> ps) {
+        return ps.stream().mapToDouble(Point::x).toArray();
+    }
+
+    private static double[] ys(List<Point> ps) {
+        return ps.stream().mapToDouble(Point::y).toArray();
+    }
+
+    /** Median bound per x bin (per batch size for decode-only steps), as a line from left to right. */
+    static double[][] boundLine(List<Point> ps, boolean exactX) {
+        double maxX = ps.stream().mapToDouble(Point::x).max().orElse(1);
+        double width = exactX ? 1 : Math.max(1, maxX / BINS);
+        Map<Long, List<Double>> bins = new TreeMap<>();
+        for (Point p : ps) {
             if (!Double.isNaN(p.bound())) {
-                b.append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"%.1f\" width=\"3\" height=\"1\" fill=\"#1f77b4\"/>", sx(p.x(), maxX) - 1, sy(p.bound(), maxY)));
+                bins.computeIfAbsent((long) Math.floor(p.x() / width), k -> new ArrayList<>()).add(p.bound());
             }
         }
-        for (Point p : normal) {
-            b.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"1.6\" fill=\"#999\" fill-opacity=\"0.6\"/>", sx(p.x(), maxX), sy(p.y(), maxY)));
+        double[] x = new double[bins.size()];
+        double[] y = new double[bins.size()];
+        int i = 0;
+        for (Map.Entry<Long, List<Double>> e : bins.entrySet()) {
+            List<Double> v = e.getValue();
+            v.sort(Double::compare);
+            x[i] = exactX ? e.getKey() : (e.getKey() + 0.5) * width;
+            y[i] = v.get(v.size() / 2);
+            i++;
         }
-        for (Point p : flagged) {
-            b.append(String.format(Locale.ROOT, "<circle class=\"flagged\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"#d62728\"/>", sx(p.x(), maxX), sy(p.y(), maxY)));
-        }
-        b.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"24\" font-size=\"11\" fill=\"#1f77b4\">bound (roofline)</text>", W - 200));
-        b.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"38\" font-size=\"11\" fill=\"#d62728\">flagged steps</text>", W - 200));
-        b.append("</svg>");
-        return b.toString();
-    }
-
-    private static double sx(double x, double maxX) {
-        return PAD + (W - PAD - 10) * x / maxX;
-    }
-
-    private static double sy(double y, double maxY) {
-        return H - PAD - (H - PAD - 10) * y / maxY;
+        return new double[][] {x, y};
     }
 }

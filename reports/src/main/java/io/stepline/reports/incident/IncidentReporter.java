@@ -7,7 +7,6 @@ import java.nio.file.Files;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -30,11 +29,13 @@ import io.stepline.events.InstanceRole;
 import io.stepline.events.KernelBatch;
 import io.stepline.events.RequestEvent;
 import io.stepline.events.RetainedKernelBatch;
+import io.stepline.events.RooflineModel;
 import io.stepline.events.Severity;
 import io.stepline.events.StepRecord;
 import io.stepline.events.StepVerdict;
 import io.stepline.events.Verdict;
 import io.stepline.reports.html.HtmlReport;
+import io.stepline.reports.html.LatencyChart;
 import io.stepline.reports.html.ScatterPlot;
 import io.stepline.reports.perfetto.PerfettoTrace;
 import io.stepline.reports.triage.Triage;
@@ -52,9 +53,21 @@ import io.stepline.evaluation.OutlierRuns;
 public final class IncidentReporter {
     /** Where incidents and alerts go (Kafka in the service, a list in tests). */
     public interface Publisher {
+        /** An incident is over and its report written. */
         void incident(Incident incident);
 
         void alert(String instance, String incidentId, String json);
+
+        /**
+         * An incident has begun: an outlier run reached the minimum steps, or a sustained regression
+         * arrived. The record is provisional (not yet triaged: classification UNKNOWN, end = the newest
+         * flagged step); {@link #incident} follows with the same id when it is over, unless
+         * {@link #merged} says it became part of another.
+         */
+        default void opened(Incident provisional) {}
+
+        /** An opened incident became part of another (outlier runs folded into the sustained regression they were). */
+        default void merged(String incidentId, String intoIncidentId, long endUnixNano) {}
     }
 
     static final int MAX_ANOMALIES_PER_INSTANCE = 4096;
@@ -66,6 +79,8 @@ public final class IncidentReporter {
     static final int MAX_BASELINE_BATCHES = 256;
     static final int SCATTER_SAMPLES = 1500;
     static final int SCATTER_EVERY = 4;
+    static final int MAX_STEP_WORK = 2048;
+    static final int MAX_REFITS = 1024;
     /** Baseline kernels from this long before a drift was noticed stand for the instance before the regression. */
     static final long DRIFT_LOOKBACK_NS = 10_000_000_000L;
 
@@ -112,7 +127,31 @@ public final class IncidentReporter {
         };
         final Deque<KernelBatch> baseline = new ArrayDeque<>();
         final Deque<ScatterPlot.Point> scatter = new ArrayDeque<>();
+        /** Judged steps over time, and the windows of the incidents being written. */
+        final Timeline timeline = new Timeline();
+        final Map<Long, Timeline.Capture> captures = new HashMap<>();
+        /** Work of the newest steps (prefill tokens, decode requests), to place sampled verdicts on the right roofline chart. */
+        final Map<Long, int[]> stepWork = new LinkedHashMap<>(256, 0.75f, false) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<Long, int[]> eldest) {
+                return size() > MAX_STEP_WORK;
+            }
+        };
         long lastAlertNs = Long.MIN_VALUE;
+        /** Refits of the instance's model with their drift ratio (newest last), and the newest model. */
+        final Deque<io.stepline.reports.html.DriftSection.Refit> refits = new ArrayDeque<>();
+        RooflineModel model;
+        long stepsSeen;
+        long stepsWithoutLatency;
+        long warmingUp;
+        long outliers;
+        /** First step ids of the runs announced as opened (bounded like the anomalies they come from). */
+        final Set<Long> opened = java.util.Collections.newSetFromMap(new LinkedHashMap<>(64, 0.75f, false) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
+                return size() > MAX_ANOMALIES_PER_INSTANCE;
+            }
+        });
 
         Instance(String id) {
             this.id = id;
@@ -158,6 +197,20 @@ public final class IncidentReporter {
         if (closed != null) {
             in.closing.add(closed);
             in.closingSinceMs.add(System.currentTimeMillis());
+            Timeline.Capture c = in.captures.get(closed.firstStep);
+            if (c != null) {
+                Timeline.ended(c, closed.endNs);
+            }
+        }
+        OutlierRuns.Run open = in.runs.open();
+        if (open != null && open.steps >= settings.minSteps() && in.opened.add(open.firstStep)) {
+            in.captures.put(open.firstStep, in.timeline.open(open.startNs));
+            publisher.opened(Incident.newBuilder().setIncidentId(in.id + "-" + open.firstStep).setInstanceId(in.id).setKind(AnomalyKind.OUTLIER)
+                    .setSeverity(a.getSeverity()).setClassification(FaultType.UNKNOWN).setFirstStepId(open.firstStep)
+                    .setLastStepId(open.lastStep).setNumSteps(open.steps).setStartUnixNano(open.startNs).setEndUnixNano(open.endNs)
+                    .setMaxDeviationRatio(open.maxRatio)
+                    .setSummary(String.format(Locale.ROOT, "%d flagged step(s) so far, up to %.2fx the roofline", open.steps, open.maxRatio))
+                    .build());
         }
     }
 
@@ -173,12 +226,29 @@ public final class IncidentReporter {
         }
     }
 
+    public void accept(RooflineModel m) {
+        Instance in = inst(m.getInstanceId());
+        in.model = m;
+        if (m.getDriftRatio() != null) {
+            in.refits.addLast(new io.stepline.reports.html.DriftSection.Refit(m.getFittedAtUnixNano(), m.getDriftRatio()));
+            if (in.refits.size() > MAX_REFITS) {
+                in.refits.removeFirst();
+            }
+        }
+    }
+
     public void accept(RequestEvent e) {
         requests.accept(e);
     }
 
     public void accept(StepRecord s) {
         phases.accept(s);
+        Instance si = inst(s.getInstanceId());
+        si.stepWork.put(s.getStepId(), new int[] {s.getPrefillTokens(), s.getNumDecodeReqs()});
+        si.stepsSeen++;
+        if (s.getLatencySource() == io.stepline.events.LatencySource.NONE) {
+            si.stepsWithoutLatency++;
+        }
         if (s.getRole() != InstanceRole.UNKNOWN) {
             inst(s.getInstanceId()).role = s.getRole();
         }
@@ -188,8 +258,20 @@ public final class IncidentReporter {
         Instance in = inst(v.getInstanceId());
         in.lastVerdictStep = Math.max(in.lastVerdictStep, v.getStepId());
         in.firstVerdictStep = Math.min(in.firstVerdictStep, v.getStepId());
+        if (v.getVerdict() == Verdict.WARMING_UP) {
+            in.warmingUp++;
+        } else if (v.getVerdict() == Verdict.OUTLIER) {
+            in.outliers++;
+        }
+        if (v.getVerdict() != Verdict.WARMING_UP) {
+            in.timeline.add(v.getStartUnixNano(), v.getLatencyNs() / 1e6, v.getExpectedNs() / 1e6, v.getBoundNs() / 1e6,
+                    v.getVerdict() == Verdict.OUTLIER);
+        }
         if (v.getVerdict() != Verdict.WARMING_UP && in.verdictCount++ % SCATTER_EVERY == 0) {
-            in.scatter.addLast(new ScatterPlot.Point(v.getProcessedTokens(), v.getLatencyNs() / 1e6, v.getBoundNs() / 1e6));
+            int[] work = in.stepWork.get(v.getStepId());
+            boolean decodeOnly = work != null && work[0] == 0;
+            double x = work == null ? v.getProcessedTokens() : decodeOnly ? work[1] : work[0];
+            in.scatter.addLast(new ScatterPlot.Point(x, v.getLatencyNs() / 1e6, v.getBoundNs() / 1e6, decodeOnly));
             if (in.scatter.size() > SCATTER_SAMPLES) {
                 in.scatter.removeFirst();
             }
@@ -217,7 +299,7 @@ public final class IncidentReporter {
         }
     }
 
-    /** Closes every open incident (end of input). */
+    /** Closes every open incident (end of input) and writes the fleet overview. */
     public void flush() {
         for (Instance in : instances.values()) {
             while (!in.closing.isEmpty()) {
@@ -231,6 +313,11 @@ public final class IncidentReporter {
             if (closed != null) {
                 finish(in, closed);
             }
+        }
+        try {
+            writeIndex();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write the index: " + e.getMessage(), e);
         }
     }
 
@@ -287,9 +374,11 @@ public final class IncidentReporter {
                 t.dominantGrowth(), t.phaseGrowth(), t.ranks(), t.kernels(), summaries,
                 requests.impacts(in.id, run.firstStep, run.lastStep, settings.ttftSloS(), settings.tpotSloS(), 100),
                 slo(), kernels.size(), before.size());
-        PerfettoTrace trace = new PerfettoTrace(in.id, run.startNs);
-        for (StepRecord s : steps) {
-            trace.step(s);
+        PerfettoTrace trace = new PerfettoTrace(in.id, run.startNs).metadata("incident_id", id);
+        for (Anomaly a : as) {
+            if (a.getStep() != null) {
+                trace.step(a.getStep(), a);
+            }
         }
         for (KernelBatch b : kernels) {
             trace.kernels(b, "");
@@ -297,10 +386,13 @@ public final class IncidentReporter {
         List<ScatterPlot.Point> flagged = new ArrayList<>();
         for (Anomaly a : as) {
             StepRecord s = a.getStep();
-            double tokens = s == null ? 0 : (s.getPrefillTokens() > 0 ? s.getPrefillTokens() : s.getNumDecodeReqs());
-            flagged.add(new ScatterPlot.Point(tokens, nz(a.getLatencyNs()) / 1e6, nz(a.getBoundNs()) / 1e6));
+            boolean decodeOnly = s != null && s.getPrefillTokens() == 0;
+            double x = s == null ? 0 : decodeOnly ? s.getNumDecodeReqs() : s.getPrefillTokens();
+            flagged.add(new ScatterPlot.Point(x, nz(a.getLatencyNs()) / 1e6, nz(a.getBoundNs()) / 1e6, decodeOnly));
         }
-        publish(in, r, trace, flagged);
+        Timeline.Capture capture = in.captures.remove(run.firstStep);
+        publish(in, r, trace, flagged, AnomalyKind.OUTLIER, t.classification(),
+                latencyChart(in, capture == null ? List.of() : in.timeline.take(capture), run.startNs, run.endNs));
     }
 
     /**
@@ -317,9 +409,14 @@ public final class IncidentReporter {
         long absorbedRuns = 0;
         long absorbedSteps = 0;
         long firstStep = a.getStepId() == null ? 0 : a.getStepId();
+        String driftId = in.id + "-drift-" + (a.getStepId() == null ? 0 : a.getStepId());
         for (int i = in.closing.size() - 1; i >= 0; i--) {
             OutlierRuns.Run run = in.closing.get(i);
             if (run.startNs >= start) {
+                if (in.opened.contains(run.firstStep)) {
+                    publisher.merged(in.id + "-" + run.firstStep, driftId, run.endNs);
+                }
+                dropCapture(in, run.firstStep);
                 absorbedRuns++;
                 absorbedSteps += run.steps;
                 firstStep = Math.min(firstStep, run.firstStep);
@@ -330,6 +427,10 @@ public final class IncidentReporter {
         OutlierRuns.Run open = in.runs.open();
         if (open != null && open.startNs >= start) {
             in.runs.discardOpen();
+            if (in.opened.contains(open.firstStep)) {
+                publisher.merged(in.id + "-" + open.firstStep, driftId, open.endNs);
+            }
+            dropCapture(in, open.firstStep);
             absorbedRuns++;
             absorbedSteps += open.steps;
             firstStep = Math.min(firstStep, open.firstStep);
@@ -342,10 +443,47 @@ public final class IncidentReporter {
                 before.add(b);
             }
         }
-        in.drifts.add(new PendingDrift(a, firstStep, absorbedSteps, absorbedRuns, before, System.currentTimeMillis()));
+        Timeline.Capture capture = in.timeline.open(start);
+        Timeline.ended(capture, a.getEndUnixNano());
+        in.drifts.add(new PendingDrift(a, firstStep, absorbedSteps, absorbedRuns, before, System.currentTimeMillis(), capture));
+        publisher.opened(Incident.newBuilder().setIncidentId(driftId).setInstanceId(in.id).setKind(AnomalyKind.SUSTAINED_REGRESSION)
+                .setSeverity(a.getSeverity()).setClassification(FaultType.UNKNOWN).setFirstStepId(firstStep)
+                .setLastStepId(a.getStepId() == null ? 0 : a.getStepId()).setNumSteps((int) absorbedSteps).setStartUnixNano(start)
+                .setEndUnixNano(a.getEndUnixNano()).setMaxDeviationRatio(a.getDeviationRatio())
+                .setSummary(String.format(Locale.ROOT, "sustained regression: %.2fx", a.getDeviationRatio())).build());
     }
 
-    private record PendingDrift(Anomaly anomaly, long firstStep, long absorbedSteps, long absorbedRuns, List<KernelBatch> before, long sinceMs) {}
+    private record PendingDrift(Anomaly anomaly, long firstStep, long absorbedSteps, long absorbedRuns, List<KernelBatch> before, long sinceMs,
+                                Timeline.Capture capture) {}
+
+    private void dropCapture(Instance in, long firstStep) {
+        Timeline.Capture c = in.captures.remove(firstStep);
+        if (c != null) {
+            in.timeline.drop(c);
+        }
+    }
+
+    /** The latency-over-time chart of an incident's window, or a note when its steps are no longer held. */
+    private static String latencyChart(Instance in, List<Timeline.Point> points, long startNs, long endNs) {
+        if (points.isEmpty()) {
+            return "<p>The judged steps around this incident are no longer held.</p>";
+        }
+        int n = points.size();
+        long[] t = new long[n];
+        double[] lat = new double[n];
+        double[] exp = new double[n];
+        double[] bound = new double[n];
+        boolean[] flagged = new boolean[n];
+        for (int i = 0; i < n; i++) {
+            Timeline.Point p = points.get(i);
+            t[i] = p.timeNs();
+            lat[i] = p.latencyMs();
+            exp[i] = p.expectedMs();
+            bound[i] = p.boundMs();
+            flagged[i] = p.flagged();
+        }
+        return LatencyChart.svg("Step latency of " + in.id + " over time", t, lat, exp, bound, flagged, startNs, endNs);
+    }
 
     private void finishDrift(Instance in, PendingDrift p) {
         Anomaly a = p.anomaly();
@@ -378,24 +516,30 @@ public final class IncidentReporter {
                 evidence, firstStep, a.getStepId() == null ? 0 : a.getStepId(), (int) absorbedSteps, start, a.getEndUnixNano(),
                 a.getDeviationRatio(), null, Double.NaN, Map.of(), t.ranks(), t.kernels(), List.of(), List.of(),
                 slo(), after.size(), before.size());
-        PerfettoTrace trace = new PerfettoTrace(in.id, start);
+        PerfettoTrace trace = new PerfettoTrace(in.id, start).metadata("incident_id", id);
         for (KernelBatch b : after) {
             trace.kernels(b, " (after)");
         }
-        publish(in, r, trace, List.of());
+        RooflineModel m = in.model;
+        String shift = m == null ? io.stepline.reports.html.DriftSection.html(in.id, new ArrayList<>(in.refits), start, a.getEndUnixNano(),
+                List.of(), List.of(), Double.NaN, 0, null, null, null)
+                : io.stepline.reports.html.DriftSection.html(in.id, new ArrayList<>(in.refits), start, a.getEndUnixNano(), m.getFeatureNames(),
+                        m.getCoefficients(), m.getInterceptNs(), m.getVersion(), m.getReferenceCoefficients(), m.getReferenceInterceptNs(),
+                        m.getReferenceVersion());
+        publish(in, r, trace, List.of(), AnomalyKind.SUSTAINED_REGRESSION, cls,
+                latencyChart(in, in.timeline.take(p.capture()), start, a.getEndUnixNano()) + shift);
     }
 
-    private void publish(Instance in, IncidentReport r, PerfettoTrace trace, List<ScatterPlot.Point> flagged) {
+    private void publish(Instance in, IncidentReport r, PerfettoTrace trace, List<ScatterPlot.Point> flagged, AnomalyKind kind, FaultType cls,
+                         String latencySvg) {
         String base = "incident-" + safe(r.incidentId());
         try {
             Files.writeString(settings.outDir().resolve(base + ".json"), json.writeValueAsString(r));
             Files.writeString(settings.outDir().resolve(base + ".trace.json"), trace.json());
-            String svg = ScatterPlot.svg(new ArrayList<>(in.scatter), flagged, "Roofline of " + in.id);
-            Files.writeString(settings.outDir().resolve(base + ".html"), HtmlReport.incident(r, svg));
+            String svg = ScatterPlot.svg(new ArrayList<>(in.scatter), flagged, in.id);
+            Files.writeString(settings.outDir().resolve(base + ".html"), HtmlReport.incident(r, latencySvg, svg));
             reports.add(r);
-            List<IncidentReport> newest = new ArrayList<>(reports);
-            newest.sort(Comparator.comparingLong(IncidentReport::startUnixNano).reversed());
-            Files.writeString(settings.outDir().resolve("index.html"), HtmlReport.index(newest));
+            writeIndex();
             ObjectNode line = compact.createObjectNode();
             line.put("id", r.incidentId()).put("instance", r.instance()).put("first_step_id", r.firstStepId())
                     .put("last_step_id", r.lastStepId()).put("kind", r.kind().name()).put("classification", r.classification().name())
@@ -430,8 +574,19 @@ public final class IncidentReporter {
         }
     }
 
+    private void writeIndex() throws IOException {
+        Map<String, Long> incidentsPer = new HashMap<>();
+        reports.forEach(r -> incidentsPer.merge(r.instance(), 1L, Long::sum));
+        List<HtmlReport.InstanceState> fleet = new ArrayList<>();
+        for (Instance in : instances.values()) {
+            fleet.add(new HtmlReport.InstanceState(in.id, in.role.name(), in.stepsSeen, in.stepsWithoutLatency, in.verdictCount, in.warmingUp,
+                    in.outliers, incidentsPer.getOrDefault(in.id, 0L)));
+        }
+        Files.writeString(settings.outDir().resolve("index.html"), HtmlReport.index(reports, fleet));
+    }
+
     /** Incident ids become file names: keep them to a safe alphabet. */
-    static String safe(String id) {
+    public static String safe(String id) {
         return id.replaceAll("[^A-Za-z0-9._-]", "_");
     }
 

@@ -29,6 +29,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import io.stepline.events.Incident;
+import io.stepline.reports.alerts.AlertmanagerSink;
 import io.stepline.reports.incident.IncidentReporter;
 import io.stepline.reports.incident.ReporterSettings;
 import io.stepline.schemas.Serdes;
@@ -37,8 +38,8 @@ import io.stepline.schemas.Topics;
 /**
  * Runs the {@link IncidentReporter} on a cluster: reads the detector's topics (read_committed),
  * writes report files, and publishes incidents (Avro, {@code stepline.incidents}) and alerts
- * (JSON, {@code stepline.alerts}). At start it reads back the alerts topic so that a restart
- * never repeats an alert.
+ * (JSON, {@code stepline.alerts}, keyed by instance like every Stepline topic). At start it reads
+ * back the alerts topic so that a restart never repeats an alert.
  */
 public final class ReportService implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ReportService.class);
@@ -56,6 +57,7 @@ public final class ReportService implements AutoCloseable {
     private KafkaProducer<String, byte[]> producer;
     private IncidentReporter reporter;
     private Thread thread;
+    private AlertmanagerSink alertmanager;
 
     public ReportService(ReporterSettings settings) {
         this(settings, DEFAULT_GROUP_ID, "", true);
@@ -73,7 +75,16 @@ public final class ReportService implements AutoCloseable {
         this.live = live;
     }
 
+    /** Also delivers incidents to Alertmanager (started here, closed with the service). Call before {@link #start}. */
+    public ReportService alertmanager(AlertmanagerSink sink) {
+        this.alertmanager = sink;
+        return this;
+    }
+
     public ReportService start(String bootstrapServers) {
+        if (alertmanager != null) {
+            alertmanager.start();
+        }
         Properties pp = new Properties();
         pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
         pp.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -83,11 +94,29 @@ public final class ReportService implements AutoCloseable {
             @Override
             public void incident(Incident i) {
                 producer.send(new ProducerRecord<>(inputPrefix + Topics.INCIDENTS.topicName(), i.getInstanceId(), Serdes.INCIDENT.encode(i)));
+                if (alertmanager != null) {
+                    alertmanager.incident(i);
+                }
             }
 
             @Override
             public void alert(String instance, String incidentId, String json) {
-                producer.send(new ProducerRecord<>(inputPrefix + Topics.ALERTS.topicName(), incidentId, json.getBytes(StandardCharsets.UTF_8)));
+                // keyed by instance like every Stepline topic; the incident id is in the value
+                producer.send(new ProducerRecord<>(inputPrefix + Topics.ALERTS.topicName(), instance, json.getBytes(StandardCharsets.UTF_8)));
+            }
+
+            @Override
+            public void opened(Incident provisional) {
+                if (alertmanager != null) {
+                    alertmanager.opened(provisional);
+                }
+            }
+
+            @Override
+            public void merged(String incidentId, String intoIncidentId, long endUnixNano) {
+                if (alertmanager != null) {
+                    alertmanager.merged(incidentId, intoIncidentId, endUnixNano);
+                }
             }
         });
         reporter.alreadyAlerted(readAlerted(bootstrapServers));
@@ -126,8 +155,9 @@ public final class ReportService implements AutoCloseable {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (System.nanoTime() < deadline && parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
                 for (ConsumerRecord<String, byte[]> r : c.poll(Duration.ofMillis(200))) {
-                    if (r.key() != null) {
-                        ids.add(r.key());
+                    String id = incidentIdOf(r.key(), r.value());
+                    if (id != null) {
+                        ids.add(id);
                     }
                 }
             }
@@ -135,6 +165,24 @@ public final class ReportService implements AutoCloseable {
             log.warn("could not read earlier alerts from {}: {}", topic, e.toString());
         }
         return ids;
+    }
+
+    /**
+     * The incident an alert record is about: its value's {@code incident_id}; else its key, which is
+     * what alerts written before they were keyed by instance carry.
+     */
+    static String incidentIdOf(String key, byte[] value) {
+        if (value != null) {
+            try {
+                com.fasterxml.jackson.databind.JsonNode id = mapper().readTree(value).get("incident_id");
+                if (id != null && id.isTextual()) {
+                    return id.asText();
+                }
+            } catch (java.io.IOException e) {
+                // not JSON: fall back to the key
+            }
+        }
+        return key;
     }
 
     private void loop() {
@@ -184,6 +232,8 @@ public final class ReportService implements AutoCloseable {
             reporter.accept(Serdes.STEP.decode(r.value()));
         } else if (t.equals(Topics.VERDICTS.topicName())) {
             reporter.accept(Serdes.VERDICT.decode(r.value()));
+        } else if (t.equals(Topics.ROOFLINES.topicName())) {
+            reporter.accept(Serdes.ROOFLINE.decode(r.value()));
         }
     }
 
@@ -232,6 +282,9 @@ public final class ReportService implements AutoCloseable {
         }
         if (producer != null) {
             producer.close(Duration.ofSeconds(5));
+        }
+        if (alertmanager != null) {
+            alertmanager.close();
         }
     }
 

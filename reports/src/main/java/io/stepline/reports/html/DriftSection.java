@@ -1,0 +1,65 @@
+package io.stepline.reports.html;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Locale;
+
+import static io.stepline.reports.html.Html.esc;
+
+/**
+ * What a sustained regression's page shows of the shift itself: the instance's drift ratio (its
+ * current roofline against the reference, over the reference workload mix) at every refit over
+ * time, with the regression's span shaded, and the reference and current models side by side,
+ * coefficient by coefficient.
+ */
+public final class DriftSection {
+    private DriftSection() {}
+
+    /** One refit of the instance's model. */
+    public record Refit(long fittedAtUnixNano, double driftRatio) {}
+
+    public static String html(String instance, List<Refit> refits, long startNs, long endNs, List<String> features, List<Double> current,
+                              double currentInterceptNs, long currentVersion, List<Double> reference, Double referenceInterceptNs,
+                              Long referenceVersion) {
+        StringBuilder b = new StringBuilder();
+        b.append("<h2>The shift</h2>");
+        if (refits.isEmpty()) {
+            b.append("<p>No refits of this instance's model were read.</p>");
+        } else {
+            double[] x = refits.stream().mapToDouble(r -> r.fittedAtUnixNano() / 1e9).toArray();
+            double[] y = refits.stream().mapToDouble(Refit::driftRatio).toArray();
+            SvgChart c = new SvgChart(900, 300, "Roofline of " + instance + " against its reference", "time (UTC) of each refit",
+                    "current / reference latency", s -> LatencyChart.CLOCK.format(Instant.ofEpochSecond(0, Math.round(s * 1e9))));
+            c.band("regression", "#ff9900", startNs / 1e9, Math.max(startNs, endNs) / 1e9);
+            c.line("drift ratio", "#9467bd", x, y, false);
+            c.dots("refit", "#9467bd", 2.5, x, y, "refit");
+            double[] one = new double[x.length];
+            java.util.Arrays.fill(one, 1.0);
+            c.line("unchanged (1.0)", "#2ca02c", x, one, true);
+            b.append(c.svg());
+        }
+        if (reference == null || reference.size() != current.size()) {
+            b.append("<p>The current model carries no reference to compare with.</p>");
+            return b.toString();
+        }
+        b.append("<table class=\"models\"><tr><th>term</th><th>reference (version ").append(esc(referenceVersion)).append(")</th><th>current (version ")
+                .append(currentVersion).append(")</th><th>current / reference</th></tr>");
+        for (int i = 0; i < features.size() && i < current.size(); i++) {
+            row(b, features.get(i) + " (ns per unit)", reference.get(i), current.get(i));
+        }
+        if (referenceInterceptNs != null) {
+            row(b, "fixed cost per step (ns)", referenceInterceptNs, currentInterceptNs);
+        }
+        b.append("</table>");
+        return b.toString();
+    }
+
+    private static void row(StringBuilder b, String term, double ref, double cur) {
+        b.append("<tr><td>").append(esc(term)).append("</td><td>").append(esc(num(ref))).append("</td><td>").append(esc(num(cur)))
+                .append("</td><td>").append(ref == 0 ? "n/a" : String.format(Locale.ROOT, "%.2fx", cur / ref)).append("</td></tr>");
+    }
+
+    private static String num(double v) {
+        return Math.abs(v) >= 100 ? String.format(Locale.ROOT, "%,.0f", v) : String.format(Locale.ROOT, "%.3f", v);
+    }
+}
