@@ -45,7 +45,7 @@ public final class HtmlReport {
         b.append("<h2>Roofline</h2>").append(rooflineSvg);
         b.append("<h2>Phases against baseline</h2>");
         if (r.phaseGrowth().isEmpty()) {
-            b.append("<p>No phase spans to compare: ").append(r.kind().equals("SUSTAINED_REGRESSION")
+            b.append("<p>No phase spans to compare: ").append(r.kind() == io.stepline.events.AnomalyKind.SUSTAINED_REGRESSION
                     ? "a sustained regression is a shift of the model, not of single steps; see the kernels below.</p>"
                     : "the flagged steps carry no phase spans.</p>");
         } else {
