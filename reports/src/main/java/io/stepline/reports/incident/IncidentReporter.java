@@ -203,7 +203,7 @@ public final class IncidentReporter {
             }
         }
         OutlierRuns.Run open = in.runs.open();
-        if (open != null && in.runs.isIncident(open) && in.opened.add(open.firstStep)) {
+        if (open != null && open.steps >= settings.minSteps() && in.opened.add(open.firstStep)) {
             in.captures.put(open.firstStep, in.timeline.open(open.startNs));
             publisher.opened(Incident.newBuilder().setIncidentId(in.id + "-" + open.firstStep).setInstanceId(in.id).setKind(AnomalyKind.OUTLIER)
                     .setSeverity(a.getSeverity()).setClassification(FaultType.UNKNOWN).setFirstStepId(open.firstStep)
