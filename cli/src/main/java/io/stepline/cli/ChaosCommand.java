@@ -63,6 +63,10 @@ public final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--partitions", defaultValue = "4", description = "Partitions of every topic (default: ${DEFAULT-VALUE}).")
     int partitions;
 
+    @Option(names = "--detect-processes", defaultValue = "1",
+            description = "stepline detect processes with the same application id, splitting the partitions; kills pick one of them (default: ${DEFAULT-VALUE}).")
+    int detectProcesses;
+
     @Option(names = "--heap", defaultValue = StageProcess.DEFAULT_HEAP, description = "Heap of each process (default: ${DEFAULT-VALUE}).")
     String heap;
 
@@ -94,7 +98,8 @@ public final class ChaosCommand implements Callable<Integer> {
             settings = new CrashLoop.Settings().kills(kills, seed).victims(victims).partitions(partitions).heap(heap)
                     .feedPause(Duration.ofMillis(feedPauseMs))
                     .killDelay(Duration.ofMillis((long) (Double.parseDouble(delay[0]) * 1000)), Duration.ofMillis((long) (Double.parseDouble(delay[1]) * 1000)))
-                    .workload(new Workload.Settings(workloadSeed, instances, simulated, kernels), chunks);
+                    .workload(new Workload.Settings(workloadSeed, instances, simulated, kernels), chunks)
+                    .processes(CrashLoop.Stage.DETECT, detectProcesses);
             if (ingestArgs != null) {
                 settings.stageArgs(CrashLoop.Stage.INGEST, ingestArgs);
             }

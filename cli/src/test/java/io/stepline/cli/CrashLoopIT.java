@@ -29,7 +29,7 @@ class CrashLoopIT {
         // both stages were killed at least once under this seed (a loop that only ever hits one proves less)
         assertThat(r.kills()).extracting(CrashLoop.Kill::stage).contains(CrashLoop.Stage.INGEST, CrashLoop.Stage.DETECT);
         // every restarted stage wrote again while the input was still flowing
-        assertThat(r.kills()).allSatisfy(k -> assertThat(k.firstOutput()).as("first output after killing %s", k.stage()).isNotNull());
+        assertThat(r.kills()).allSatisfy(k -> assertThat(k.firstOutput()).as("first output after killing %s", k.process()).isNotNull());
         for (CommittedRecords.Difference d : r.differences()) {
             assertThat(d.cleanRecords()).as("clean %s", d.topic()).isPositive();
             assertThat(d.describe()).as(d.topic().topicName()).endsWith("identical");

@@ -11,7 +11,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
@@ -37,20 +40,23 @@ public final class CrashLoop {
     public enum Stage {
         INGEST("ingest", IngestConfig.DEFAULT_APPLICATION_ID, List.of(Topics.OTLP_SPANS.topicName(), Topics.OTLP_LOGS.topicName(),
                 IngestConfig.DEFAULT_APPLICATION_ID + "-by-instance-repartition", IngestConfig.DEFAULT_APPLICATION_ID + "-logs-by-source-repartition"),
-                OutputTopic.STEPS),
+                OutputTopic.STEPS, null),
         DETECT("detect", DetectorConfig.DEFAULT_APPLICATION_ID, List.of(Topics.STEPS.topicName(), Topics.KERNELS.topicName()),
-                OutputTopic.VERDICTS);
+                OutputTopic.VERDICTS, Topics.STEPS.topicName());
 
         final String command;
         final String groupId;
         final List<String> inputs;
         final OutputTopic output;
+        /** The input keyed like the output (same partition for an instance), if there is one: ingest's spans may skip its repartition. */
+        final String keyedInput;
 
-        Stage(String command, String groupId, List<String> inputs, OutputTopic output) {
+        Stage(String command, String groupId, List<String> inputs, OutputTopic output, String keyedInput) {
             this.command = command;
             this.groupId = groupId;
             this.inputs = inputs;
             this.output = output;
+            this.keyedInput = keyedInput;
         }
 
         public String label() {
@@ -68,8 +74,8 @@ public final class CrashLoop {
         }
     }
 
-    /** One kill: which stage, when (seconds into the run), and how long until its first committed output after the restart (null: none came). */
-    public record Kill(Stage stage, double atSeconds, Duration firstOutput) { }
+    /** One kill: which stage and process, when (seconds into the run), and how long until its first committed output after the restart (null: none came). */
+    public record Kill(Stage stage, String process, double atSeconds, Duration firstOutput) { }
 
     /** What a crash loop found. */
     public record Result(List<CommittedRecords.Difference> differences, List<Kill> kills, Duration cleanRun, Duration crashedRun) {
@@ -112,7 +118,7 @@ public final class CrashLoop {
         String bs = "127.0.0.1:" + port;
         StageProcess broker = new StageProcess("broker", List.of("broker", "--data-dir", dir.resolve("kafka").toString(), "--port",
                 Integer.toString(port), "--partitions", Integer.toString(s.partitions)), dir.resolve("broker.log"), s.heap);
-        Map<Stage, StageProcess> stages = new EnumMap<>(Stage.class);
+        Map<Stage, List<StageProcess>> stages = new EnumMap<>(Stage.class);
         List<StageProcess> all = new ArrayList<>(List.of(broker));
         Thread reaper = new Thread(() -> all.forEach(p -> {
             try {
@@ -125,15 +131,22 @@ public final class CrashLoop {
         try {
             broker.start().awaitOutput(BrokerCommand.READY, Duration.ofSeconds(120));
             for (Stage st : Stage.values()) {
-                List<String> args = new ArrayList<>(List.of(st.command, "--bootstrap-servers", bs, "--state-dir",
-                        dir.resolve(st.command + "-state").toString(), "--metrics-port", "-1"));
-                if (st == Stage.INGEST) {
-                    args.addAll(List.of("--http-port", "-1", "--grpc-port", "-1"));
+                int n = s.processes.getOrDefault(st, 1);
+                for (int i = 0; i < n; i++) {
+                    String name = n == 1 ? st.command : st.command + "-" + i;
+                    List<String> args = new ArrayList<>(List.of(st.command, "--bootstrap-servers", bs, "--state-dir",
+                            dir.resolve(name + "-state").toString(), "--metrics-port", "-1"));
+                    if (n > 1) {
+                        args.addAll(List.of("--member-name", name)); // named, to find its partitions in the group
+                    }
+                    if (st == Stage.INGEST) {
+                        args.addAll(List.of("--http-port", "-1", "--grpc-port", "-1"));
+                    }
+                    args.addAll(s.stageArgs.getOrDefault(st, List.of()));
+                    StageProcess p = new StageProcess(name, args, dir.resolve(name + ".log"), s.heap).start();
+                    stages.computeIfAbsent(st, k -> new ArrayList<>()).add(p);
+                    all.add(p);
                 }
-                args.addAll(s.stageArgs.getOrDefault(st, List.of()));
-                StageProcess p = new StageProcess(st.command, args, dir.resolve(st.command + ".log"), s.heap).start();
-                stages.put(st, p);
-                all.add(p);
             }
             long start = System.nanoTime();
             CompletableFuture<Long> feeding = CompletableFuture.supplyAsync(() -> {
@@ -147,24 +160,29 @@ public final class CrashLoop {
                 }
             });
             SplittableRandom rng = new SplittableRandom(s.seed);
-            for (int k = 0; k < kills; k++) {
-                long delayMs = rng.nextLong(s.killDelayMin.toMillis(), s.killDelayMax.toMillis() + 1);
-                Stage st = s.victims.get(rng.nextInt(s.victims.size()));
-                Thread.sleep(delayMs);
-                StageProcess p = stages.get(st);
-                boolean inputFlowing = !feeding.isDone();
-                Duration first;
-                double at = (System.nanoTime() - start) / 1e9;
-                try (FirstOutputWatch watch = new FirstOutputWatch(bs, st.output.topicName())) {
-                    p.kill();
-                    p.start();
-                    // with the input fed, a stage may have nothing left to write: do not wait long for output that cannot come
-                    first = watch.await(inputFlowing ? s.recoveryTimeout : Duration.ofSeconds(10));
+            try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bs))) {
+                for (int k = 0; k < kills; k++) {
+                    long delayMs = rng.nextLong(s.killDelayMin.toMillis(), s.killDelayMax.toMillis() + 1);
+                    Stage st = s.victims.get(rng.nextInt(s.victims.size()));
+                    List<StageProcess> group = stages.get(st);
+                    StageProcess p = group.get(rng.nextInt(group.size()));
+                    Thread.sleep(delayMs);
+                    boolean inputFlowing = !feeding.isDone();
+                    Duration first;
+                    double at = (System.nanoTime() - start) / 1e9;
+                    Set<Integer> own = group.size() > 1 ? ownPartitions(admin, st, p.name()) : null;
+                    try (FirstOutputWatch watch = new FirstOutputWatch(bs, st.output.topicName(), own)) {
+                        p.kill();
+                        p.start();
+                        // with the input fed, a stage may have nothing left to write: do not wait long for output that cannot come
+                        first = watch.await(inputFlowing ? s.recoveryTimeout : Duration.ofSeconds(10));
+                    }
+                    killed.add(new Kill(st, p.name(), at, first));
+                    progress.accept(String.format("kill %d/%d: %s at %.1f s, first output after restart %s%s", k + 1, kills, p.name(), at,
+                            first == null ? (inputFlowing ? "none within " + s.recoveryTimeout.toSeconds() + " s" : "none (input all fed)")
+                                    : String.format("%.2f s", first.toMillis() / 1000.0),
+                            own == null ? "" : " (its partitions " + own + ")"));
                 }
-                killed.add(new Kill(st, at, first));
-                progress.accept(String.format("kill %d/%d: %s at %.1f s, first output after restart %s", k + 1, kills, st.command, at,
-                        first == null ? (inputFlowing ? "none within " + s.recoveryTimeout.toSeconds() + " s" : "none (input all fed)")
-                                : String.format("%.2f s", first.toMillis() / 1000.0)));
             }
             long fed = feeding.get();
             progress.accept(String.format("fed %,d trace lines; waiting for the stages to finish", fed));
@@ -179,8 +197,10 @@ public final class CrashLoop {
             return out;
         } finally {
             // the outputs are read: a short grace, then SIGKILL (the broker's data is this run's alone)
-            for (StageProcess p : stages.values()) {
-                p.stop(Duration.ofSeconds(5));
+            for (List<StageProcess> group : stages.values()) {
+                for (StageProcess p : group) {
+                    p.stop(Duration.ofSeconds(5));
+                }
             }
             broker.stop(Duration.ofSeconds(10));
             try {
@@ -189,6 +209,26 @@ public final class CrashLoop {
                 // the hook is running or has run
             }
         }
+    }
+
+    /**
+     * The partitions of the stage's keyed input that process {@code name} holds now (its member name
+     * plus Kafka Streams' thread suffix): its output goes to the same partitions, as both are keyed
+     * by instance. Null (watch the whole topic) for a stage without one keyed input, or a process
+     * holding nothing.
+     */
+    private static Set<Integer> ownPartitions(Admin admin, Stage st, String name) throws Exception {
+        if (st.keyedInput == null) {
+            return null;
+        }
+        Set<Integer> out = new TreeSet<>();
+        var d = admin.describeConsumerGroups(List.of(st.groupId)).all().get(30, TimeUnit.SECONDS).get(st.groupId);
+        for (var m : d.members()) {
+            if (m.groupInstanceId().map(id -> id.startsWith(name + "-")).orElse(false)) {
+                m.assignment().topicPartitions().stream().filter(tp -> tp.topic().equals(st.keyedInput)).forEach(tp -> out.add(tp.partition()));
+            }
+        }
+        return out.isEmpty() ? null : out;
     }
 
     private static int freePort() throws IOException {
@@ -225,6 +265,16 @@ public final class CrashLoop {
         private Duration finishTimeout = DEFAULT_FINISH_TIMEOUT;
         private Duration settle = DEFAULT_SETTLE;
         private final Map<Stage, List<String>> stageArgs = new EnumMap<>(Stage.class);
+        private final Map<Stage, Integer> processes = new EnumMap<>(Stage.class);
+
+        /** Processes of one stage with the same application id (scale-out: they split the partitions); default 1. */
+        public Settings processes(Stage st, int n) {
+            if (n < 1 || n > 8) {
+                throw new IllegalArgumentException("processes of a stage must be in [1, 8], got " + n);
+            }
+            processes.put(st, n);
+            return this;
+        }
 
         public Settings workload(Workload.Settings w, int chunks) {
             if (chunks < 1) {

@@ -18,14 +18,20 @@ final class FirstOutputWatch implements AutoCloseable {
     private final KafkaConsumer<byte[], byte[]> consumer;
     private final long markNanos;
 
-    /** Marks now. */
+    /** Marks now, on every partition of {@code topic}. */
     FirstOutputWatch(String bootstrapServers, String topic) {
+        this(bootstrapServers, topic, null);
+    }
+
+    /** Marks now, on the given partitions of {@code topic} (all if null): those of one process when others write the same topic. */
+    FirstOutputWatch(String bootstrapServers, String topic, java.util.Set<Integer> partitions) {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "1");
         consumer = new KafkaConsumer<>(p, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         List<TopicPartition> parts = consumer.partitionsFor(topic, Duration.ofSeconds(30)).stream()
+                .filter(i -> partitions == null || partitions.contains(i.partition()))
                 .map(i -> new TopicPartition(topic, i.partition())).toList();
         consumer.assign(parts);
         consumer.seekToEnd(parts);
