@@ -84,6 +84,9 @@ public final class CrashLoop {
         }
     }
 
+    /** When, after a kill, the output is marked: see {@link FirstOutputWatch}. */
+    static final long MARK_AFTER_KILL_MS = 500;
+
     private final Settings s;
     private final Consumer<String> progress;
 
@@ -171,9 +174,13 @@ public final class CrashLoop {
                     Duration first;
                     double at = (System.nanoTime() - start) / 1e9;
                     Set<Integer> own = group.size() > 1 ? ownPartitions(admin, st, p.name()) : null;
-                    try (FirstOutputWatch watch = new FirstOutputWatch(bs, st.output.topicName(), own)) {
-                        p.kill();
-                        p.start();
+                    long killedAt = System.nanoTime();
+                    p.kill();
+                    p.start();
+                    // marked half a second after the kill: long enough for a commit the dead process had sent to complete,
+                    // far shorter than a JVM takes to start and rejoin
+                    Thread.sleep(MARK_AFTER_KILL_MS);
+                    try (FirstOutputWatch watch = new FirstOutputWatch(bs, st.output.topicName(), own, killedAt)) {
                         // with the input fed, a stage may have nothing left to write: do not wait long for output that cannot come
                         first = watch.await(inputFlowing ? s.recoveryTimeout : Duration.ofSeconds(10));
                     }

@@ -12,19 +12,20 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 /**
  * Marks the committed end of a topic (what a read_committed consumer sees now) and then waits for
  * the first record committed after the mark: a restarted stage's first output as its consumers
- * see it, which includes the wait for a killed process's open transaction to be aborted.
+ * see it, which includes the wait for a killed process's open transaction to be aborted. Times
+ * count from a given instant (the kill), so the mark can be taken a little after it: a transaction
+ * whose commit the process had sent just before it died still completes then, and must not count
+ * as the restarted process's output.
  */
 final class FirstOutputWatch implements AutoCloseable {
     private final KafkaConsumer<byte[], byte[]> consumer;
     private final long markNanos;
 
-    /** Marks now, on every partition of {@code topic}. */
-    FirstOutputWatch(String bootstrapServers, String topic) {
-        this(bootstrapServers, topic, null);
-    }
-
-    /** Marks now, on the given partitions of {@code topic} (all if null): those of one process when others write the same topic. */
-    FirstOutputWatch(String bootstrapServers, String topic, java.util.Set<Integer> partitions) {
+    /**
+     * Marks now, on the given partitions of {@code topic} (all if null: those of one process when
+     * others write the same topic); {@link #await} counts from {@code sinceNanos} ({@link System#nanoTime}).
+     */
+    FirstOutputWatch(String bootstrapServers, String topic, java.util.Set<Integer> partitions, long sinceNanos) {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
@@ -36,10 +37,10 @@ final class FirstOutputWatch implements AutoCloseable {
         consumer.assign(parts);
         consumer.seekToEnd(parts);
         parts.forEach(consumer::position); // resolve the lazy seek now: this is the mark
-        markNanos = System.nanoTime();
+        markNanos = sinceNanos;
     }
 
-    /** Time from the mark to the first record after it, or null if none came within {@code timeout}. */
+    /** Time from {@code sinceNanos} to the first record after the mark, or null if none came within {@code timeout} of it. */
     Duration await(Duration timeout) {
         long deadline = markNanos + timeout.toNanos();
         while (System.nanoTime() < deadline) {
