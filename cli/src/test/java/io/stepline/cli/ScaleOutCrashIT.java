@@ -24,10 +24,12 @@ class ScaleOutCrashIT {
     @Test
     void twoDetectProcessesOnSixPartitionsSurviveKillsOfEither() throws Exception {
         CrashLoop.Settings settings = new CrashLoop.Settings().workload(new Workload.Settings(7, 6, "45s", 0), 45)
-                .partitions(6).processes(CrashLoop.Stage.DETECT, 2).victims(List.of(CrashLoop.Stage.DETECT)).kills(3, 5);
+                .partitions(6).processes(CrashLoop.Stage.DETECT, 2).victims(List.of(CrashLoop.Stage.DETECT)).kills(3, 4);
         CrashLoop.Result r = new CrashLoop(settings, line -> System.out.println("scale-out: " + line)).run(tmp);
         r.differences().forEach(d -> System.out.println("scale-out: " + d.describe()));
 
+        // seed 4 kills detect-0, detect-1, detect-0
+        assertThat(r.kills()).extracting(CrashLoop.Kill::process).containsExactly("detect-0", "detect-1", "detect-0");
         assertThat(r.kills()).hasSize(3).allSatisfy(k -> {
             assertThat(k.process()).isIn("detect-0", "detect-1");
             assertThat(k.firstOutput()).as("first output of %s after its restart", k.process()).isNotNull();
