@@ -1,38 +1,63 @@
 package io.stepline.cli.chaos;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
 import io.stepline.cli.pipeline.TopicReader;
 
-/** What a read_committed consumer sees in one output topic: every record's content under its name (more than one if repeated). */
+/**
+ * What a read_committed consumer sees in one output topic: under each record's name, a 64-bit
+ * digest (of SHA-256) of everything it says, more than one if the name was written more than once.
+ * Digests, not the text: a long run's steps, verdicts and anomalies of two runs are millions of
+ * records.
+ */
 public final class CommittedRecords {
     private final OutputTopic topic;
-    private final TreeMap<String, List<String>> byName;
+    private final HashMap<String, long[]> byName;
     private final long records;
 
-    private CommittedRecords(OutputTopic topic, TreeMap<String, List<String>> byName, long records) {
+    private CommittedRecords(OutputTopic topic, HashMap<String, long[]> byName, long records) {
         this.topic = topic;
         this.byName = byName;
         this.records = records;
     }
 
     public static CommittedRecords read(String bootstrapServers, OutputTopic topic) {
-        List<byte[]> values = new ArrayList<>();
-        TopicReader.readAll(bootstrapServers, topic.topicName(), values::add);
-        return of(topic, values);
+        HashMap<String, long[]> byName = new HashMap<>();
+        long n = TopicReader.readAll(bootstrapServers, topic.topicName(), value -> add(byName, topic, value));
+        return new CommittedRecords(topic, byName, n);
     }
 
     /** The records of {@code topic} with these values, in this order. */
     public static CommittedRecords of(OutputTopic topic, List<byte[]> values) {
-        TreeMap<String, List<String>> byName = new TreeMap<>();
-        for (byte[] value : values) {
-            OutputTopic.Named r = topic.name(value);
-            byName.computeIfAbsent(r.key(), k -> new ArrayList<>(1)).add(r.content());
-        }
+        HashMap<String, long[]> byName = new HashMap<>();
+        values.forEach(v -> add(byName, topic, v));
         return new CommittedRecords(topic, byName, values.size());
+    }
+
+    private static void add(HashMap<String, long[]> byName, OutputTopic topic, byte[] value) {
+        OutputTopic.Named r = topic.name(value);
+        long d = digest(r.content());
+        byName.merge(r.key(), new long[] {d}, (a, b) -> {
+            long[] both = Arrays.copyOf(a, a.length + 1);
+            both[a.length] = b[0];
+            return both;
+        });
+    }
+
+    private static long digest(String content) {
+        try {
+            return ByteBuffer.wrap(MessageDigest.getInstance("SHA-256").digest(content.getBytes(StandardCharsets.UTF_8))).getLong();
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-256", e);
+        }
     }
 
     public OutputTopic topic() {
@@ -41,10 +66,6 @@ public final class CommittedRecords {
 
     public long records() {
         return records;
-    }
-
-    public Map<String, List<String>> byName() {
-        return byName;
     }
 
     /**
@@ -56,21 +77,24 @@ public final class CommittedRecords {
         List<String> extra = new ArrayList<>();
         List<String> repeated = new ArrayList<>();
         List<String> changed = new ArrayList<>();
-        for (Map.Entry<String, List<String>> e : clean.byName.entrySet()) {
-            List<String> mine = byName.get(e.getKey());
+        for (Map.Entry<String, long[]> e : clean.byName.entrySet()) {
+            long[] mine = byName.get(e.getKey());
             if (mine == null) {
                 missing.add(e.getKey());
-            } else if (!mine.get(0).equals(e.getValue().get(0))) {
+            } else if (mine[0] != e.getValue()[0]) {
                 changed.add(e.getKey());
             }
         }
-        for (Map.Entry<String, List<String>> e : byName.entrySet()) {
+        for (Map.Entry<String, long[]> e : byName.entrySet()) {
             if (!clean.byName.containsKey(e.getKey())) {
                 extra.add(e.getKey());
             }
-            if (e.getValue().size() > 1) {
+            if (e.getValue().length > 1) {
                 repeated.add(e.getKey());
             }
+        }
+        for (List<String> l : List.of(missing, extra, repeated, changed)) {
+            l.sort(null);
         }
         return new Difference(topic, clean.records, records, missing, extra, repeated, changed);
     }
