@@ -119,7 +119,7 @@ public final class StreamsApp implements AutoCloseable {
         p.put(StreamsConfig.producerPrefix(ProducerConfig.MAX_REQUEST_SIZE_CONFIG), MAX_REQUEST_BYTES);
         // Recovery after a crash (kill -9; issue 16): as a dynamic member, a restarted process joined
         // as a stranger and the group waited out the dead member's 45 s session before anything moved
-        // (restart to first output 43-45 s). A static member rejoining under its old name gets its
+        // (restart to first output 43-46 s). A static member rejoining under its old name gets its
         // tasks back at once, and its dead predecessor's transaction is aborted after 5 s, not 10.
         memberName(p, defaultMemberName(stateDir));
         p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), SESSION_TIMEOUT_MS);
