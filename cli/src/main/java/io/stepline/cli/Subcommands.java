@@ -23,6 +23,8 @@ final class Subcommands {
         top.addSubcommand("report", report);
         top.addSubcommand("replay", new ReplayCommand());
         top.addSubcommand("bench", new BenchCommand());
+        top.addSubcommand("broker", new io.stepline.kafka.cli.BrokerCommand());
+        top.addSubcommand("chaos", new ChaosCommand());
         top.addSubcommand("evaluate", new io.stepline.evaluation.cli.EvaluateCommand());
     }
 }

@@ -181,6 +181,9 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         p.put("log.cleaner.dedupe.buffer.size", String.valueOf(8 * 1024 * 1024));
         p.put("num.network.threads", "2");
         p.put("num.io.threads", "4");
+        // a killed stage's open transaction holds back the read_committed readers of what it wrote until
+        // it times out (StreamsApp.TRANSACTION_TIMEOUT_MS): look for timed-out ones every second, not every 10 s
+        p.put("transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000");
         p.putAll(extraBrokerProps);
         return p;
     }

@@ -38,6 +38,7 @@ public final class DetectorConfig {
     private final RetentionStats stats = new RetentionStats();
     private final String topicPrefix;
     private final int threads;
+    private final String memberName;
 
     private DetectorConfig(Builder b) {
         this.applicationId = b.applicationId;
@@ -50,6 +51,7 @@ public final class DetectorConfig {
         this.commitIntervalMs = b.commitIntervalMs;
         this.topicPrefix = b.outputPrefix;
         this.threads = b.threads;
+        this.memberName = b.memberName;
     }
 
     public static Builder builder() {
@@ -92,6 +94,9 @@ public final class DetectorConfig {
     public Properties streamsProperties(String bootstrapServers) {
         Properties p = io.stepline.kafka.StreamsApp.baseProperties(applicationId, bootstrapServers, stateDir, commitIntervalMs, 32L * 1024 * 1024);
         p.put(org.apache.kafka.streams.StreamsConfig.NUM_STREAM_THREADS_CONFIG, threads);
+        if (memberName != null) {
+            io.stepline.kafka.StreamsApp.memberName(p, memberName);
+        }
         return p;
     }
 
@@ -106,8 +111,19 @@ public final class DetectorConfig {
         private long commitIntervalMs = DEFAULT_COMMIT_INTERVAL_MS;
         private String outputPrefix = "";
         private int threads = 1;
+        private String memberName;
 
         private Builder() {}
+
+        /** Name in the consumer group, stable across restarts (default: host and state directory, {@link io.stepline.kafka.StreamsApp#defaultMemberName}). */
+        public Builder memberName(String name) {
+            String problem = io.stepline.kafka.StreamsApp.memberNameProblem(name);
+            if (problem != null) {
+                throw new IllegalArgumentException("member name " + problem);
+            }
+            this.memberName = name;
+            return this;
+        }
 
         public Builder applicationId(String id) {
             if (id == null || id.isBlank()) {

@@ -30,13 +30,42 @@ public final class StreamsApp implements AutoCloseable {
      * stores are cached (docs/BENCHMARKS.md).
      */
     public static final long DEFAULT_COMMIT_INTERVAL_MS = 20;
+    /**
+     * How long the group waits for a static member that stopped heartbeating before its tasks move
+     * to the others. A member restarted within it (a crash and a restart: ~5-10 s here) takes its
+     * tasks back without any rebalance; one that does not come back is replaced after it. Kafka's
+     * default is 45 s; 15 s keeps five heartbeats (every 3 s) inside it on a busy machine.
+     */
+    public static final int SESSION_TIMEOUT_MS = 15_000;
+    /**
+     * How long a transaction may stay open before the broker aborts it. A killed process's open
+     * transaction holds back every read_committed consumer of the partitions it wrote (the next
+     * stage, alerting) until it is aborted, and a restarted Kafka Streams process cannot fence it:
+     * with in-memory stores its producers get a new transactional id every start. Kafka Streams'
+     * default is 10 s; ours commit every 20 ms, so 5 s is still 250 commit intervals of slack. The
+     * broker looks for timed-out transactions every
+     * {@code transaction.abort.timed.out.transaction.cleanup.interval.ms} (10 s by default; 1 s on
+     * the embedded broker), which adds to the wait.
+     */
+    public static final int TRANSACTION_TIMEOUT_MS = 5_000;
 
     private final String applicationId;
+    private final MemberLock memberLock;
     private final KafkaStreams streams;
 
     public StreamsApp(Topology topology, Properties props) {
         this.applicationId = props.getProperty(StreamsConfig.APPLICATION_ID_CONFIG);
-        this.streams = new KafkaStreams(topology, props);
+        Object member = props.get(StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG));
+        this.memberLock = member == null ? null
+                : MemberLock.acquire(Path.of(props.getProperty(StreamsConfig.STATE_DIR_CONFIG)), applicationId, member.toString());
+        try {
+            this.streams = new KafkaStreams(topology, props);
+        } catch (RuntimeException e) {
+            if (memberLock != null) {
+                memberLock.close();
+            }
+            throw e;
+        }
         streams.setUncaughtExceptionHandler(e -> {
             log.error("{}: stream thread failed: {}", applicationId, e.toString(), e);
             return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
@@ -60,7 +89,11 @@ public final class StreamsApp implements AutoCloseable {
         return n;
     }
 
-    /** The shared settings; callers add what is specific to their stage. */
+    /**
+     * The shared settings; callers add what is specific to their stage. The process is a static
+     * member of its group named after this host and its state directory ({@link #defaultMemberName});
+     * {@link #memberName(Properties, String)} names it otherwise.
+     */
     public static Properties baseProperties(String applicationId, String bootstrapServers, Path stateDir, long commitIntervalMs,
                                             long cacheBytes) {
         Properties p = new Properties();
@@ -87,7 +120,59 @@ public final class StreamsApp implements AutoCloseable {
         // the stages have no global stores; set to what Kafka 5.0 makes the default, which Streams
         // otherwise warns about at every start (four console warnings per demo)
         p.put("processing.exception.handler.global.enabled", true);
+        // Recovery after a crash (kill -9; issue 16): as a dynamic member, a restarted process joined
+        // as a stranger and the group waited out the dead member's 45 s session before anything moved
+        // (restart to first output 43-46 s). A static member rejoining under its old name gets its
+        // tasks back at once, and its dead predecessor's transaction is aborted after 5 s, not 10.
+        memberName(p, defaultMemberName(stateDir));
+        p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), SESSION_TIMEOUT_MS);
+        p.put(StreamsConfig.producerPrefix(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG), TRANSACTION_TIMEOUT_MS);
         return p;
+    }
+
+    /**
+     * Names the process in its consumer group (its {@code group.instance.id}; Kafka Streams adds
+     * each stream thread's index): the name must stay the same across restarts of one process and
+     * differ between the processes of one application, or the newer one fences the older.
+     */
+    public static Properties memberName(Properties p, String name) {
+        String problem = memberNameProblem(name);
+        if (problem != null) {
+            throw new IllegalArgumentException("member name " + problem);
+        }
+        p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), name);
+        return p;
+    }
+
+    /** Longest member name: Kafka allows 249 characters, and the thread index is appended. */
+    public static final int MAX_MEMBER_NAME = 200;
+
+    /** What is wrong with a member name, or null: 1-200 characters of letters, digits, '.', '_' and '-'. */
+    public static String memberNameProblem(String name) {
+        if (name == null || name.isEmpty() || name.length() > MAX_MEMBER_NAME || !name.matches("[A-Za-z0-9._-]+")) {
+            return "must be 1-" + MAX_MEMBER_NAME + " letters, digits, '.', '_' or '-', got '" + name + "'";
+        }
+        return null;
+    }
+
+    /**
+     * The default member name: this host and a hash of the state directory. Stable across restarts
+     * of a process that keeps its state directory (as Kafka Streams expects anyway), distinct for
+     * processes on different hosts or with different state directories; two processes of one
+     * application on one host and one state directory are refused by {@link MemberLock}.
+     */
+    public static String defaultMemberName(Path stateDir) {
+        String host;
+        try {
+            host = java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.net.UnknownHostException e) {
+            host = "localhost";
+        }
+        host = host.replaceAll("[^A-Za-z0-9._-]", "_");
+        if (host.length() > 100) {
+            host = host.substring(0, 100);
+        }
+        return host + "-" + String.format("%08x", stateDir.toAbsolutePath().normalize().toString().hashCode());
     }
 
     public StreamsApp start() {
@@ -111,13 +196,19 @@ public final class StreamsApp implements AutoCloseable {
     }
 
     /**
-     * Stops the stage and leaves its consumer group: members are dynamic, so a restarted stage
-     * joins as a new member, and the old one would hold its partitions until its session expired
-     * (45 s by default) before anything moved.
+     * Stops the stage and leaves its consumer group, static member or not: a stopped stage's tasks
+     * move to the others at once instead of waiting out its session ({@link #SESSION_TIMEOUT_MS}).
+     * Only a crash leaves the member in the group, for its restart to take back.
      */
     @Override
     public void close() {
-        streams.close(CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
-                .withTimeout(Duration.ofSeconds(30)));
+        try {
+            streams.close(CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
+                    .withTimeout(Duration.ofSeconds(30)));
+        } finally {
+            if (memberLock != null) {
+                memberLock.close();
+            }
+        }
     }
 }

@@ -86,6 +86,11 @@ public final class IngestCommand implements Callable<Integer> {
             + " when more than 1% of the input was dead-lettered (it is a WARN either way).")
     boolean strict;
 
+    @Option(names = "--member-name", paramLabel = "NAME",
+            description = "This process's name in its consumer group (static membership: a restart under the same name takes its tasks back at once);"
+                    + " distinct per process. Default: host name and a hash of --state-dir.")
+    String memberName;
+
     @Option(names = "--threads", defaultValue = "1",
             description = "Kafka Streams threads (up to one per otlp_spans partition is useful; default: ${DEFAULT-VALUE}).")
     int threads;
@@ -109,6 +114,9 @@ public final class IngestCommand implements Callable<Integer> {
         }
         if (commitIntervalMs < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--commit-interval-ms must be at least 1");
+        }
+        if (memberName != null && io.stepline.kafka.StreamsApp.memberNameProblem(memberName) != null) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--member-name " + io.stepline.kafka.StreamsApp.memberNameProblem(memberName));
         }
         String threadsProblem = io.stepline.kafka.StreamsApp.streamThreadsProblem(threads);
         if (threadsProblem != null) {
@@ -152,6 +160,9 @@ public final class IngestCommand implements Callable<Integer> {
             IngestConfig.Builder cfg = IngestConfig.builder().commitIntervalMs(commitIntervalMs).threads(threads);
             if (stateDir != null) {
                 cfg.stateDir(stateDir);
+            }
+            if (memberName != null) {
+                cfg.memberName(memberName);
             }
             CountDownLatch stop = new CountDownLatch(1);
             Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));

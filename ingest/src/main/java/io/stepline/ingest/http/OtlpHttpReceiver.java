@@ -150,6 +150,8 @@ public final class OtlpHttpReceiver implements AutoCloseable, io.stepline.ingest
                 if (enc != null && enc.equalsIgnoreCase("gzip")) {
                     in = new GZIPInputStream(in);
                 } else if (enc != null && !enc.equalsIgnoreCase("identity")) {
+                    // read the body first, as for a wrong content type: answering over an unread body cut the answer off (fuzzing, issue 16)
+                    drain(in, maxBodyBytes);
                     text(ex, 415, "unsupported content encoding '" + enc + "'");
                     return;
                 }

@@ -115,10 +115,17 @@ public final class StepMapper {
         return b;
     }
 
+    /** Largest step id taken: 2^53 steps at 10,000 a second would take 28,000 years to count (hostile-input fuzzing, issue 16). */
+    public static final long MAX_STEP_ID = 1L << 53;
+
     /** Rejects a step whose counts break the invariants of docs/INPUT.md, "Step keys" (negative counts, a KV ratio outside [0, 1], ...). */
     public static void checkInvariants(StepRecord.Builder b, String where) {
         if (b.getStepId() < 0) {
             throw invariant(b, where, "step.id < 0");
+        }
+        if (b.getStepId() > MAX_STEP_ID) {
+            // one such id would make the instance's every later step look like it went backwards
+            throw new Rejection(Rejection.ABSURD_VALUE, where + ": step.id " + b.getStepId() + " above 2^53");
         }
         if ((b.getDurationUs() != null && b.getDurationUs() < 0)
                 || (b.getTsStartNs() != null && b.getTsEndNs() != null && b.getTsEndNs() < b.getTsStartNs())) {

@@ -34,6 +34,7 @@ public final class IngestConfig {
     private final Path stateDir;
     private final long commitIntervalMs;
     private final int threads;
+    private final String memberName;
 
     private IngestConfig(Builder b) {
         this.applicationId = b.applicationId;
@@ -42,6 +43,7 @@ public final class IngestConfig {
         this.stateDir = b.stateDir;
         this.commitIntervalMs = b.commitIntervalMs;
         this.threads = b.threads;
+        this.memberName = b.memberName;
     }
 
     public static Builder builder() {
@@ -74,6 +76,9 @@ public final class IngestConfig {
         Properties p = io.stepline.kafka.StreamsApp.baseProperties(applicationId, bootstrapServers, stateDir, commitIntervalMs,
                 16L * 1024 * 1024);
         p.put(org.apache.kafka.streams.StreamsConfig.NUM_STREAM_THREADS_CONFIG, threads);
+        if (memberName != null) {
+            io.stepline.kafka.StreamsApp.memberName(p, memberName);
+        }
         return p;
     }
 
@@ -84,8 +89,19 @@ public final class IngestConfig {
         private Path stateDir = Path.of(System.getProperty("java.io.tmpdir"), "stepline-streams");
         private long commitIntervalMs = DEFAULT_COMMIT_INTERVAL_MS;
         private int threads = 1;
+        private String memberName;
 
         private Builder() {}
+
+        /** Name in the consumer group, stable across restarts (default: host and state directory, {@link io.stepline.kafka.StreamsApp#defaultMemberName}). */
+        public Builder memberName(String name) {
+            String problem = io.stepline.kafka.StreamsApp.memberNameProblem(name);
+            if (problem != null) {
+                throw new IllegalArgumentException("member name " + problem);
+            }
+            this.memberName = name;
+            return this;
+        }
 
         public Builder applicationId(String id) {
             if (id == null || id.isBlank()) {

@@ -424,8 +424,9 @@ public final class StepAssembler {
             if (stepId > max) {
                 // ids between the old and the new highest leave the ring's window of RECENT_STEPS: forget them
                 long from = Math.max(max + 1, stepId - RECENT_STEPS + 1);
-                for (long id = from; id <= stepId; id++) {
-                    setBit(v, id, false);
+                // counted, not "id <= stepId": that never ends for Long.MAX_VALUE (a hostile step.id hung the thread)
+                for (long k = 0, n = stepId - from + 1; k < n; k++) {
+                    setBit(v, from + k, false);
                 }
                 v.putLong(0, stepId);
             }

@@ -54,6 +54,11 @@ public final class DetectCommand implements Callable<Integer> {
                     + " (default: ${DEFAULT-VALUE}).")
     long commitIntervalMs;
 
+    @Option(names = "--member-name", paramLabel = "NAME",
+            description = "This process's name in its consumer group (static membership: a restart under the same name takes its tasks back at once);"
+                    + " distinct per process. Default: host name and a hash of --state-dir.")
+    String memberName;
+
     @Option(names = "--threads", defaultValue = "1",
             description = "Kafka Streams threads (up to one per stepline.steps partition is useful; default: ${DEFAULT-VALUE}).")
     int threads;
@@ -66,6 +71,9 @@ public final class DetectCommand implements Callable<Integer> {
                     .robustSettings(RobustRoofline.Settings.defaults().withBounds(sigma, minBound, maxBound));
             if (stateDir != null) {
                 b.stateDir(stateDir);
+            }
+            if (memberName != null) {
+                b.memberName(memberName);
             }
             cfg = b.build();
         } catch (IllegalArgumentException e) {
