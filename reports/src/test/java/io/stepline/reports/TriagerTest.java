@@ -94,6 +94,26 @@ class TriagerTest {
     }
 
     @Test
+    void aHostStallsIdleGapIsToldAsAShareOfItsOwnPassAndItsPageComparesNoKernelTimes() throws Exception {
+        List<SimulationConfig.InstanceSpec> fleet = List.of(new SimulationConfig.InstanceSpec("tp2", "mixed", 2));
+        Triage t = triageOf(FaultType.HOST_STALL, 0, fleet);
+        assertThat(t.classification()).isEqualTo(FaultType.HOST_STALL);
+        String idle = t.evidence().stream().filter(e -> e.contains("sat idle")).findFirst().orElseThrow();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\((\\d+)% of it\\)").matcher(idle);
+        assertThat(m.find()).as(idle).isTrue();
+        assertThat(Integer.parseInt(m.group(1))).as(idle).isBetween(1, 100);
+        io.stepline.reports.triage.RankEvidence gap = t.ranks().stream().max((a, b) -> Long.compare(a.largestIdleGapNs(), b.largestIdleGapNs())).orElseThrow();
+        assertThat(gap.largestIdleGapPassNs()).isGreaterThanOrEqualTo(gap.largestIdleGapNs());
+        assertThat(t.kernels()).as("the simulator's baseline batches give ratios to compare").isNotEmpty();
+
+        io.stepline.reports.incident.IncidentReport r = new io.stepline.reports.incident.IncidentReport("i-1", "i", InstanceRole.MIXED,
+                io.stepline.events.AnomalyKind.OUTLIER, t.classification(), io.stepline.events.Severity.HIGH, t.summary(), t.evidence(), 1, 2, 2, 0,
+                1, 2.0, t.dominantPhase(), t.dominantGrowth(), t.phaseGrowth(), t.ranks(), t.kernels(), List.of(), List.of(), java.util.Map.of(), 0, 0);
+        String html = io.stepline.reports.html.HtmlReport.incident(r, "", "");
+        assertThat(html).contains("Not compared for a HOST_STALL finding").doesNotContain("<th>baseline mean</th>").contains("not compared");
+    }
+
+    @Test
     void slowKvTransferOnADecodeInstance() throws Exception {
         List<SimulationConfig.InstanceSpec> fleet = Presets.fleet(1, true);
         Triage t = triageOf(FaultType.SLOW_KV_TRANSFER, 2, fleet);

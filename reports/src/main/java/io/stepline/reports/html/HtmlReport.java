@@ -13,6 +13,10 @@ import static io.stepline.reports.html.Html.esc;
 
 /** The human-readable report of an incident, and the index of all incidents. Well-formed XHTML. */
 public final class HtmlReport {
+    /** Findings about the kernels themselves, where kernel times against baseline batches are the evidence. */
+    static final java.util.Set<io.stepline.events.FaultType> KERNEL_FINDINGS = java.util.EnumSet.of(io.stepline.events.FaultType.KERNEL_REGRESSION,
+            io.stepline.events.FaultType.DEVICE_CONTENTION, io.stepline.events.FaultType.CLOCK_THROTTLING);
+
     private static final String STYLE = "<style>body{font-family:sans-serif;margin:24px;color:#222}table{border-collapse:collapse;margin:8px 0}"
             + "td,th{border:1px solid #ccc;padding:3px 8px;font-size:13px;text-align:left}th{background:#f3f3f3}"
             + ".k{font-family:monospace;font-size:12px;word-break:break-all}.sev{font-weight:bold}.sev-critical{color:#a00}.sev-high{color:#d62728}"
@@ -55,19 +59,27 @@ public final class HtmlReport {
             }
             b.append("</table>");
         }
+        // kernel times depend on the batch's shape, and the baseline batches come from other steps: their
+        // ratios are evidence only where the finding is about kernels (a regressed variant, contention,
+        // throttling), not for a host-side stall, where they read as 0.5x "slowdowns" of smaller batches
+        boolean kernelEvidence = KERNEL_FINDINGS.contains(r.classification());
         if (!r.ranks().isEmpty()) {
             b.append("<h2>Ranks</h2><table><tr><th>rank</th><th>GPU busy</th><th>largest idle gap</th><th>kernels/ms</th>"
                     + "<th>in collectives</th><th>kernel slowdown</th><th>preprocess</th><th>forward</th><th>sample</th></tr>");
             for (RankEvidence x : r.ranks()) {
                 b.append("<tr><td>").append(x.rank()).append("</td><td>").append(pct(x.busyRatio())).append("</td><td>")
                         .append(fmt(x.largestIdleGapNs() / 1e6)).append(" ms</td><td>").append(fmt(x.kernelsPerMs())).append("</td><td>")
-                        .append(pct(x.collectiveShare())).append("</td><td>").append(fmt(x.medianKernelSlowdown())).append("x</td><td>")
+                        .append(pct(x.collectiveShare())).append("</td><td>").append(kernelEvidence ? fmt(x.medianKernelSlowdown()) + "x" : "not compared").append("</td><td>")
                         .append(fmt(x.preprocessGrowth())).append("x</td><td>").append(fmt(x.forwardGrowth())).append("x</td><td>")
                         .append(fmt(x.sampleGrowth())).append("x</td></tr>");
             }
             b.append("</table>");
         }
-        if (!r.kernels().isEmpty()) {
+        if (!r.kernels().isEmpty() && !kernelEvidence) {
+            b.append("<h2>Kernels against baseline</h2><p>Not compared for a ").append(esc(r.classification().name()))
+                    .append(" finding: the baseline batches come from steps of other shapes, so kernel time ratios say nothing about this one.</p>");
+        }
+        if (!r.kernels().isEmpty() && kernelEvidence) {
             b.append("<h2>Kernels against baseline</h2><table><tr><th>kernel</th><th>baseline kernel</th><th>names differ at</th>"
                     + "<th>mean</th><th>baseline mean</th><th>slowdown</th></tr>");
             for (KernelDiff k : r.kernels()) {

@@ -109,8 +109,9 @@ public final class Triager {
             boolean normalSpeed = Double.isNaN(gap.medianKernelSlowdown()) || gap.medianKernelSlowdown() < KERNEL_SLOWDOWN;
             // a bubble as long as the rest of the pass is a stall whatever the kernel speeds say
             if (window > 0 && gap.largestIdleGapNs() >= BUBBLE_SHARE * window && (normalSpeed || gap.largestIdleGapNs() >= 0.5 * window)) {
-                evidence.add(String.format(Locale.ROOT, "rank %d sat idle for %.2f ms (%.0f%% of its forward pass) with kernels at normal speed (%.2fx): a host-side stall",
-                        gap.rank(), gap.largestIdleGapNs() / 1e6, 100.0 * gap.largestIdleGapNs() / window, gap.medianKernelSlowdown()));
+                evidence.add(String.format(Locale.ROOT, "rank %d sat idle for %.2f ms of a %.2f ms forward pass (%.0f%% of it), where its steps' passes take %.2f ms: a host-side stall",
+                        gap.rank(), gap.largestIdleGapNs() / 1e6, gap.largestIdleGapPassNs() / 1e6,
+                        100.0 * gap.largestIdleGapNs() / Math.max(1, gap.largestIdleGapPassNs()), window / 1e6));
                 return new Triage(FaultType.HOST_STALL, "rank " + gap.rank() + " stalled on the host", evidence, dominant, dominantGrowth, growth, ranks, diffs);
             }
             // 6.-7. uniformly slower kernels; without baseline batches, ranks are compared with each other
@@ -194,6 +195,7 @@ public final class Triager {
             List<Double> coll = new ArrayList<>();
             List<Double> slow = new ArrayList<>();
             long gap = 0;
+            long gapPass = 0;
             for (KernelBatch b : byRank.getOrDefault(rank, List.of())) {
                 List<KernelRecord> ks = new ArrayList<>(b.getKernels());
                 ks.sort((x, y) -> Long.compare(x.getStartNs(), y.getStartNs()));
@@ -217,8 +219,9 @@ public final class Triager {
                         }
                     }
                     if (k.getKind() != KernelKind.MEMCPY) {
-                        if (prevEnd >= 0) {
-                            gap = Math.max(gap, k.getStartNs() - prevEnd);
+                        if (prevEnd >= 0 && k.getStartNs() - prevEnd > gap) {
+                            gap = k.getStartNs() - prevEnd;
+                            gapPass = end - start;
                         }
                         prevEnd = Math.max(prevEnd, k.getEndNs());
                     }
@@ -228,7 +231,7 @@ public final class Triager {
                 density.add(ks.size() / (window / 1e6));
                 coll.add(collective / window);
             }
-            out.add(new RankEvidence(rank, median(busy), gap, median(density), median(coll), slow.isEmpty() ? Double.NaN : median(slow),
+            out.add(new RankEvidence(rank, median(busy), gap, gapPass, median(density), median(coll), slow.isEmpty() ? Double.NaN : median(slow),
                     rankPhaseGrowth(in, rank, "ModelRunner::Preprocess"), rankPhaseGrowth(in, rank, "ModelRunner::Forward"),
                     rankPhaseGrowth(in, rank, "ModelRunner::Sample")));
         }
