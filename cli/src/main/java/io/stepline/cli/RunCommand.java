@@ -63,7 +63,7 @@ public final class RunCommand implements Callable<Integer> {
     long timeoutS;
 
     @Option(names = "--strict", description = "Exit with code " + IngestSummary.EXIT_TOO_MANY_DEAD_LETTERS
-            + " when more than 1% of the input was dead-lettered (it is a WARN either way).")
+            + " when more than 1%% of the input was dead-lettered (it is a WARN either way).")
     boolean strict;
 
     @Override

@@ -83,7 +83,7 @@ public final class IngestCommand implements Callable<Integer> {
     long commitIntervalMs;
 
     @Option(names = "--strict", description = "With --input: exit with code " + IngestSummary.EXIT_TOO_MANY_DEAD_LETTERS
-            + " when more than 1% of the input was dead-lettered (it is a WARN either way).")
+            + " when more than 1%% of the input was dead-lettered (it is a WARN either way).")
     boolean strict;
 
     @Option(names = "--member-name", paramLabel = "NAME",
