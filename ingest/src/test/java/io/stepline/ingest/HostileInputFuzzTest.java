@@ -27,7 +27,7 @@ import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestTopology;
 import io.stepline.ingest.validation.Rejection;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
 /**
@@ -94,7 +94,7 @@ class HostileInputFuzzTest {
             }
             IngestTopologyTest.run(driver, Duration.ofSeconds(5));
             List<DeadLetter> dead = new ArrayList<>();
-            dlq.readValuesToList().forEach(v -> dead.add(Serdes.DEAD_LETTER.decode(v)));
+            dlq.readValuesToList().forEach(v -> dead.add(EventSerdes.DEAD_LETTER.decode(v)));
             assertThat(dead).allSatisfy(d -> {
                 assertThat(d.getReasonCode()).isNotBlank();
                 assertThat(d.getReason()).isNotBlank();
@@ -122,9 +122,9 @@ class HostileInputFuzzTest {
             in.pipeInput(Otlp.traces(Otlp.resource("i1", "mixed", 1), "vllm", Otlp.formAStep(11, 1, t0 + 20_000_000, 9_000_000)).toByteArray());
             IngestTopologyTest.run(driver, Duration.ofSeconds(3));
             List<DeadLetter> dead = new ArrayList<>();
-            dlq.readValuesToList().forEach(v -> dead.add(Serdes.DEAD_LETTER.decode(v)));
+            dlq.readValuesToList().forEach(v -> dead.add(EventSerdes.DEAD_LETTER.decode(v)));
             assertThat(dead).extracting(DeadLetter::getReasonCode).containsExactly(Rejection.ABSURD_VALUE);
-            assertThat(steps.readValuesToList()).extracting(v -> Serdes.STEP.decode(v).getStepId()).containsExactly(10L, 11L);
+            assertThat(steps.readValuesToList()).extracting(v -> EventSerdes.STEP.decode(v).getStepId()).containsExactly(10L, 11L);
         }
     }
 }

@@ -40,7 +40,7 @@ import io.stepline.ingest.http.OtlpHttpReceiver;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestService;
 import io.stepline.kafka.EmbeddedKafkaBroker;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
 /** The OpenTelemetry Java SDK's OTLP/HTTP and OTLP/gRPC exporters, our receivers, the ingest topology and a real broker. */
@@ -101,7 +101,7 @@ class IngestIT {
     private static void assertFormAWithoutTs(String instance) {
         List<StepRecord> steps = new ArrayList<>();
         for (byte[] v : read(Topics.STEPS.topicName(), 20)) {
-            StepRecord r = Serdes.STEP.decode(v);
+            StepRecord r = EventSerdes.STEP.decode(v);
             if (r.getInstanceId().equals(instance)) {
                 steps.add(r);
             }
@@ -115,7 +115,7 @@ class IngestIT {
         });
         List<DeadLetter> dead = new ArrayList<>();
         for (byte[] v : SdkSteps.read(broker.bootstrapServers(), Topics.DLQ.topicName(), 0, java.time.Duration.ofSeconds(2))) {
-            DeadLetter d = Serdes.DEAD_LETTER.decode(v);
+            DeadLetter d = EventSerdes.DEAD_LETTER.decode(v);
             if (instance.equals(d.getInstanceId())) {
                 dead.add(d);
             }
@@ -157,7 +157,7 @@ class IngestIT {
 
         List<Long> ids = new ArrayList<>();
         for (byte[] v : read(Topics.STEPS.topicName(), 3)) {
-            StepRecord r = Serdes.STEP.decode(v);
+            StepRecord r = EventSerdes.STEP.decode(v);
             if (r.getInstanceId().equals("partial-instance")) {
                 ids.add(r.getStepId());
             }
@@ -165,7 +165,7 @@ class IngestIT {
         assertThat(ids).containsExactly(1L, 3L, 5L);
         List<String> dead = new ArrayList<>();
         for (org.apache.kafka.clients.consumer.ConsumerRecord<String, byte[]> rec : readRecords(Topics.DLQ.topicName())) {
-            DeadLetter d = Serdes.DEAD_LETTER.decode(rec.value());
+            DeadLetter d = EventSerdes.DEAD_LETTER.decode(rec.value());
             if ("partial-instance".equals(d.getInstanceId())) {
                 assertThat(rec.key()).as("dead letters are keyed by their instance").isEqualTo("partial-instance");
                 dead.add(d.getSource() + " " + d.getReasonCode());
@@ -238,7 +238,7 @@ class IngestIT {
         }
         List<String> grpcDead = new ArrayList<>();
         for (byte[] v : read(Topics.DLQ.topicName(), 2)) {
-            DeadLetter d = Serdes.DEAD_LETTER.decode(v);
+            DeadLetter d = EventSerdes.DEAD_LETTER.decode(v);
             if (d.getSource().equals("otlp-grpc") && d.getInstanceId() == null) { // other tests' dead letters name their instance
                 grpcDead.add(d.getReasonCode());
             }
@@ -246,7 +246,7 @@ class IngestIT {
         assertThat(grpcDead).contains("MALFORMED_PROTOBUF").hasSize(2);
         List<Long> ids = new ArrayList<>();
         for (byte[] v : read(Topics.STEPS.topicName(), 2)) {
-            StepRecord r = Serdes.STEP.decode(v);
+            StepRecord r = EventSerdes.STEP.decode(v);
             if (r.getInstanceId().equals("grpc-raw-instance")) {
                 ids.add(r.getStepId());
             }
@@ -310,13 +310,13 @@ class IngestIT {
                         Otlp.formAStep(2, 1, Otlp.T0, 1_000_000))).getBytes(), null)).isEqualTo(200);
         List<String> codes = new ArrayList<>();
         for (byte[] v : read(Topics.DLQ.topicName(), 1)) {
-            DeadLetter d = Serdes.DEAD_LETTER.decode(v);
+            DeadLetter d = EventSerdes.DEAD_LETTER.decode(v);
             codes.add(d.getReasonCode());
         }
         assertThat(codes).contains("MALFORMED_PROTOBUF");
         List<Long> ids = new ArrayList<>();
         for (byte[] v : read(Topics.STEPS.topicName(), 22)) {
-            StepRecord r = Serdes.STEP.decode(v);
+            StepRecord r = EventSerdes.STEP.decode(v);
             if (r.getInstanceId().equals("http-instance")) {
                 ids.add(r.getStepId());
             }
@@ -360,14 +360,14 @@ class IngestIT {
             assertThat(fi.ingestKernels(kernels)).isEqualTo(new io.stepline.ingest.files.FileIngestor.Counts("lines", 3, 1, 2));
         }
         List<io.stepline.events.KernelBatch> out = new ArrayList<>();
-        read(Topics.KERNELS.topicName(), 1).forEach(v -> out.add(Serdes.KERNEL_BATCH.decode(v)));
+        read(Topics.KERNELS.topicName(), 1).forEach(v -> out.add(EventSerdes.KERNEL_BATCH.decode(v)));
         assertThat(out).containsExactly(kb);
         List<String> origins = new ArrayList<>();
-        read(Topics.DLQ.topicName(), 5).forEach(v -> origins.add(Serdes.DEAD_LETTER.decode(v).getOrigin()));
+        read(Topics.DLQ.topicName(), 5).forEach(v -> origins.add(EventSerdes.DEAD_LETTER.decode(v).getOrigin()));
         assertThat(origins).contains(traces + ":2", kernels + ":2", kernels + ":3", protoTraces + ":2", protoTraces + ":4");
         List<Long> ids = new ArrayList<>();
         for (byte[] v : read(Topics.STEPS.topicName(), 4)) {
-            StepRecord r = Serdes.STEP.decode(v);
+            StepRecord r = EventSerdes.STEP.decode(v);
             if (r.getInstanceId().equals("file-instance")) {
                 ids.add(r.getStepId());
             }

@@ -23,7 +23,7 @@ import io.stepline.events.StepRecord;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestService;
 import io.stepline.kafka.EmbeddedKafkaBroker;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
 /**
@@ -58,9 +58,9 @@ class IngestRestartIT {
             IngestService after = new IngestService(config(tmp.resolve("after"))).start(bs);
             List<StepRecord> steps = new ArrayList<>();
             // Kafka Streams does not leave its group on close: the new member waits out the old one's session
-            SdkSteps.read(bs, Topics.STEPS.topicName(), 12, Duration.ofSeconds(120)).forEach(v -> steps.add(Serdes.STEP.decode(v)));
+            SdkSteps.read(bs, Topics.STEPS.topicName(), 12, Duration.ofSeconds(120)).forEach(v -> steps.add(EventSerdes.STEP.decode(v)));
             List<DeadLetter> dead = new ArrayList<>();
-            SdkSteps.read(bs, Topics.DLQ.topicName(), 1).forEach(v -> dead.add(Serdes.DEAD_LETTER.decode(v)));
+            SdkSteps.read(bs, Topics.DLQ.topicName(), 1).forEach(v -> dead.add(EventSerdes.DEAD_LETTER.decode(v)));
             after.close();
 
             assertThat(steps).extracting(StepRecord::getStepId).containsExactlyInAnyOrder(1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L, 10L, 100L, 101L);

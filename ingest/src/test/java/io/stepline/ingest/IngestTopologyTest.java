@@ -36,7 +36,7 @@ import io.stepline.events.RequestEventKind;
 import io.stepline.events.StepRecord;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestTopology;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 import io.stepline.schemas.otlp.OtlpJson;
 
@@ -75,13 +75,13 @@ class IngestTopologyTest {
 
     private List<StepRecord> steps() {
         List<StepRecord> out = new ArrayList<>();
-        steps.readValuesToList().forEach(v -> out.add(Serdes.STEP.decode(v)));
+        steps.readValuesToList().forEach(v -> out.add(EventSerdes.STEP.decode(v)));
         return out;
     }
 
     private List<DeadLetter> deadLetters() {
         List<DeadLetter> out = new ArrayList<>();
-        dlq.readValuesToList().forEach(v -> out.add(Serdes.DEAD_LETTER.decode(v)));
+        dlq.readValuesToList().forEach(v -> out.add(EventSerdes.DEAD_LETTER.decode(v)));
         return out;
     }
 
@@ -234,7 +234,7 @@ class IngestTopologyTest {
         steps.addEvents(Span.Event.newBuilder().setName("step.REQUEST_SNAPSHOT").setTimeUnixNano(T0).addAllAttributes(snap));
         in.pipeInput(null, Otlp.traces(Otlp.resource("vllm-3", "mixed", 1), "vllm", List.of(core.build(), steps.build())).toByteArray());
         List<RequestEvent> out = new ArrayList<>();
-        requests.readValuesToList().forEach(v -> out.add(Serdes.REQUEST.decode(v)));
+        requests.readValuesToList().forEach(v -> out.add(EventSerdes.REQUEST.decode(v)));
         assertThat(out).extracting(RequestEvent::getKind).containsExactlyInAnyOrder(RequestEventKind.LLM_REQUEST,
                 RequestEventKind.QUEUED, RequestEventKind.FIRST_TOKEN, RequestEventKind.SNAPSHOT);
         RequestEvent llm = out.stream().filter(e -> e.getKind() == RequestEventKind.LLM_REQUEST).findFirst().orElseThrow();

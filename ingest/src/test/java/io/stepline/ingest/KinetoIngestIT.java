@@ -20,7 +20,7 @@ import io.stepline.ingest.kernels.KinetoKernelReader;
 import io.stepline.ingest.kernels.KinetoKernels;
 import io.stepline.ingest.validation.Rejection;
 import io.stepline.kafka.EmbeddedKafkaBroker;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
 /** Kineto traces through {@link FileIngestor} onto a real broker: batches on stepline.kernels, bad ones on stepline.dlq. */
@@ -82,7 +82,7 @@ class KinetoIngestIT {
         expected.add(reader.read(golden).batches().get(0));
 
         List<KernelBatch> out = new ArrayList<>();
-        SdkSteps.read(broker.bootstrapServers(), Topics.KERNELS.topicName(), expected.size()).forEach(v -> out.add(Serdes.KERNEL_BATCH.decode(v)));
+        SdkSteps.read(broker.bootstrapServers(), Topics.KERNELS.topicName(), expected.size()).forEach(v -> out.add(EventSerdes.KERNEL_BATCH.decode(v)));
         Comparator<KernelBatch> order = Comparator.comparing((KernelBatch kb) -> kb.getInstanceId().toString())
                 .thenComparingLong(KernelBatch::getStepId).thenComparingInt(KernelBatch::getRank);
         out.sort(order);
@@ -91,7 +91,7 @@ class KinetoIngestIT {
         assertThat(out).filteredOn(kb -> kb.getInstanceId().equals("kineto-it")).extracting(KernelBatch::getRank).containsOnly(3);
 
         List<DeadLetter> dead = new ArrayList<>();
-        SdkSteps.read(broker.bootstrapServers(), Topics.DLQ.topicName(), 1).forEach(v -> dead.add(Serdes.DEAD_LETTER.decode(v)));
+        SdkSteps.read(broker.bootstrapServers(), Topics.DLQ.topicName(), 1).forEach(v -> dead.add(EventSerdes.DEAD_LETTER.decode(v)));
         assertThat(dead).singleElement().satisfies(d -> {
             assertThat(d.getOrigin()).isEqualTo(bad + ":501");
             assertThat(d.getReasonCode()).isEqualTo(Rejection.BAD_KERNEL_BATCH);

@@ -31,7 +31,7 @@ import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.otlp.SpanFragment;
 import io.stepline.ingest.topology.StepAssembler;
 import io.stepline.ingest.validation.Rejection;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.otlp.OtlpJson;
 
 /**
@@ -218,12 +218,12 @@ class OtlpSpanReaderTest {
         StepAssembler.Output output = new StepAssembler.Output() {
             @Override
             public void step(StepRecord step) {
-                out.add("step " + b64(Serdes.STEP.encode(step)));
+                out.add("step " + b64(EventSerdes.STEP.encode(step)));
             }
 
             @Override
             public void request(RequestEvent event) {
-                out.add("request " + b64(Serdes.REQUEST.encode(event)));
+                out.add("request " + b64(EventSerdes.REQUEST.encode(event)));
             }
 
             @Override

@@ -31,7 +31,7 @@ import io.stepline.ingest.accounting.ProducerWarning;
 import io.stepline.ingest.otlp.StepMapper;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestTopology;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
 /**
@@ -75,13 +75,13 @@ class ProducerShapesTest {
 
     private List<StepRecord> steps() {
         List<StepRecord> out = new ArrayList<>();
-        steps.readValuesToList().forEach(v -> out.add(Serdes.STEP.decode(v)));
+        steps.readValuesToList().forEach(v -> out.add(EventSerdes.STEP.decode(v)));
         return out;
     }
 
     private List<RequestEvent> requests() {
         List<RequestEvent> out = new ArrayList<>();
-        requests.readValuesToList().forEach(v -> out.add(Serdes.REQUEST.decode(v)));
+        requests.readValuesToList().forEach(v -> out.add(EventSerdes.REQUEST.decode(v)));
         return out;
     }
 
@@ -322,7 +322,7 @@ class ProducerShapesTest {
         var records = dlq.readRecordsToList();
         assertThat(records).hasSize(1);
         assertThat(records.get(0).key()).isEqualTo("upstream-1");
-        DeadLetter d = Serdes.DEAD_LETTER.decode(records.get(0).value());
+        DeadLetter d = EventSerdes.DEAD_LETTER.decode(records.get(0).value());
         assertThat(d.getReasonCode()).isEqualTo("WRONG_ATTRIBUTE_TYPE");
         assertThat(d.getInstanceId()).isEqualTo("upstream-1");
         assertThat(parse(d).getName()).as("the span as it came").isEqualTo("llm_request");

@@ -24,7 +24,7 @@ import io.stepline.ingest.http.OtlpHttpReceiver;
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.validation.Rejection;
 import io.stepline.kafka.EmbeddedKafkaBroker;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
 /**
@@ -108,7 +108,7 @@ class ReceiverFuzzIT {
             // every 400 left a dead letter with its reason (the receiver writes nothing else to the DLQ here: no partial refusals are 400s)
             List<DeadLetter> dead = new ArrayList<>();
             for (byte[] v : SdkSteps.read(broker.bootstrapServers(), Topics.DLQ.topicName(), badRequests)) {
-                dead.add(Serdes.DEAD_LETTER.decode(v));
+                dead.add(EventSerdes.DEAD_LETTER.decode(v));
             }
             long malformed = dead.stream().filter(d -> d.getReasonCode().startsWith("MALFORMED_")).count();
             assertThat(malformed).isEqualTo(badRequests);

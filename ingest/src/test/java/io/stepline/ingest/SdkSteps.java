@@ -22,7 +22,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 import io.stepline.events.StepRecord;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 
 /** vLLM-shaped step spans sent with the OpenTelemetry Java SDK, and what integration tests read back. */
 final class SdkSteps {
@@ -78,7 +78,7 @@ final class SdkSteps {
     static void assertTwentySteps(List<byte[]> records, String instance) {
         List<StepRecord> steps = new ArrayList<>();
         for (byte[] v : records) {
-            StepRecord r = Serdes.STEP.decode(v);
+            StepRecord r = EventSerdes.STEP.decode(v);
             if (r.getInstanceId().equals(instance)) {
                 steps.add(r);
             }

@@ -28,7 +28,7 @@ import io.stepline.ingest.logs.LogCounts;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestService;
 import io.stepline.kafka.EmbeddedKafkaBroker;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
 /** A vLLM server log through file ingest (whole and followed), otlp_logs and the ingest topology on a real broker, read back as step records. */
@@ -124,7 +124,7 @@ class VllmLogIT {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         List<StepRecord> mine = List.of();
         while (mine.size() < n && System.nanoTime() < deadline) {
-            mine = SdkSteps.read(broker.bootstrapServers(), Topics.STEPS.topicName(), Integer.MAX_VALUE, java.time.Duration.ofSeconds(3)).stream().map(Serdes.STEP::decode)
+            mine = SdkSteps.read(broker.bootstrapServers(), Topics.STEPS.topicName(), Integer.MAX_VALUE, java.time.Duration.ofSeconds(3)).stream().map(EventSerdes.STEP::decode)
                     .filter(s -> s.getInstanceId().equals(instance)).toList();
         }
         return mine;
@@ -132,6 +132,6 @@ class VllmLogIT {
 
     static List<DeadLetter> deadLettersFromLogs() {
         return SdkSteps.read(broker.bootstrapServers(), Topics.DLQ.topicName(), 0, java.time.Duration.ofSeconds(2)).stream()
-                .map(Serdes.DEAD_LETTER::decode).filter(d -> d.getSource().equals(Topics.OTLP_LOGS.topicName())).toList();
+                .map(EventSerdes.DEAD_LETTER::decode).filter(d -> d.getSource().equals(Topics.OTLP_LOGS.topicName())).toList();
     }
 }

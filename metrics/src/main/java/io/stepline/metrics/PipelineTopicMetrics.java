@@ -26,7 +26,7 @@ import io.stepline.events.Incident;
 import io.stepline.events.RequestEvent;
 import io.stepline.events.RooflineModel;
 import io.stepline.events.StepVerdict;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
 /**
@@ -107,30 +107,30 @@ public final class PipelineTopicMetrics implements AutoCloseable {
             return;
         }
         if (topic.equals(Topics.VERDICTS.topicName())) {
-            StepVerdict v = Serdes.VERDICT.decode(value);
+            StepVerdict v = EventSerdes.VERDICT.decode(value);
             Counter.builder("stepline.verdicts").description("Step verdicts by outcome")
                     .tag("verdict", v.getVerdict().name()).register(registry).increment();
         } else if (topic.equals(Topics.ANOMALIES.topicName())) {
-            Anomaly a = Serdes.ANOMALY.decode(value);
+            Anomaly a = EventSerdes.ANOMALY.decode(value);
             Counter.builder("stepline.anomalies").description("Anomalies by instance and kind")
                     .tag(VLLM_INSTANCE, a.getInstanceId()).tag("kind", a.getKind().name()).register(registry).increment();
         } else if (topic.equals(Topics.INCIDENTS.topicName())) {
-            Incident i = Serdes.INCIDENT.decode(value);
+            Incident i = EventSerdes.INCIDENT.decode(value);
             Counter.builder("stepline.incidents").description("Incidents by instance, kind, severity and triage class")
                     .tag(VLLM_INSTANCE, i.getInstanceId()).tag("kind", i.getKind().name()).tag("severity", i.getSeverity().name())
                     .tag("classification", i.getClassification().name())
                     .register(registry).increment();
         } else if (topic.equals(Topics.DLQ.topicName())) {
-            DeadLetter d = Serdes.DEAD_LETTER.decode(value);
+            DeadLetter d = EventSerdes.DEAD_LETTER.decode(value);
             Counter.builder("stepline.dlq.records").description("Rejected inputs by reason")
                     .tag("reason", d.getReasonCode()).tag("source", d.getSource()).register(registry).increment();
         } else if (topic.equals(Topics.REQUESTS.topicName())) {
-            RequestEvent e = Serdes.REQUEST.decode(value);
+            RequestEvent e = EventSerdes.REQUEST.decode(value);
             Counter.builder("stepline.request.events").description("Request events by kind")
                     .tag("kind", e.getKind().name()).register(registry).increment();
             requestLatency.accept(e);
         } else if (topic.equals(Topics.ROOFLINES.topicName())) {
-            RooflineModel m = Serdes.ROOFLINE.decode(value);
+            RooflineModel m = EventSerdes.ROOFLINE.decode(value);
             Map<String, AtomicReference<Double>> values = rooflineValues.computeIfAbsent(m.getInstanceId(), k -> new ConcurrentHashMap<>());
             for (int i = 0; i < m.getFeatureNames().size() && i < m.getCoefficients().size(); i++) {
                 gauge(values, m.getInstanceId(), "stepline.roofline.coefficient", m.getFeatureNames().get(i), m.getCoefficients().get(i),

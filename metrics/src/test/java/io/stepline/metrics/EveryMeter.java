@@ -24,7 +24,7 @@ import io.stepline.events.StepVerdict;
 import io.stepline.events.Verdict;
 import io.stepline.ingest.accounting.IngestStats;
 import io.stepline.ingest.receiver.ReceiverCounts;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
 /**
@@ -37,22 +37,22 @@ final class EveryMeter {
 
     static PrometheusMeterRegistry fill(PrometheusMeterRegistry registry) {
         PipelineTopicMetrics tap = new PipelineTopicMetrics(registry, "127.0.0.1:1", "unused", true);
-        tap.accept(Topics.VERDICTS.topicName(), Serdes.VERDICT.encode(StepVerdict.newBuilder().setInstanceId("sim-i00").setStepId(1)
+        tap.accept(Topics.VERDICTS.topicName(), EventSerdes.VERDICT.encode(StepVerdict.newBuilder().setInstanceId("sim-i00").setStepId(1)
                 .setStartUnixNano(1).setEndUnixNano(2).setLatencyNs(1).setExpectedNs(1).setBoundNs(2).setDeviationRatio(1)
                 .setVerdict(Verdict.NORMAL).setSeverity(Severity.NONE).setModelKind("robust").setModelVersion(1).setProcessedTokens(1).build()));
-        tap.accept(Topics.ANOMALIES.topicName(), Serdes.ANOMALY.encode(Anomaly.newBuilder().setAnomalyId("a").setInstanceId("sim-i00")
+        tap.accept(Topics.ANOMALIES.topicName(), EventSerdes.ANOMALY.encode(Anomaly.newBuilder().setAnomalyId("a").setInstanceId("sim-i00")
                 .setKind(AnomalyKind.OUTLIER).setSeverity(Severity.HIGH).setStartUnixNano(1).setEndUnixNano(2).setDeviationRatio(3)
                 .setModelKind("robust").setModelVersion(1).build()));
-        tap.accept(Topics.INCIDENTS.topicName(), Serdes.INCIDENT.encode(Incident.newBuilder().setIncidentId("sim-i00-1").setInstanceId("sim-i00")
+        tap.accept(Topics.INCIDENTS.topicName(), EventSerdes.INCIDENT.encode(Incident.newBuilder().setIncidentId("sim-i00-1").setInstanceId("sim-i00")
                 .setKind(AnomalyKind.OUTLIER).setSeverity(Severity.HIGH).setClassification(FaultType.HOST_STALL).setFirstStepId(1)
                 .setLastStepId(9).setNumSteps(5).setStartUnixNano(1).setEndUnixNano(2).setMaxDeviationRatio(3).setSummary("s").build()));
-        tap.accept(Topics.DLQ.topicName(), Serdes.DEAD_LETTER.encode(DeadLetter.newBuilder().setSource("otlp-http")
+        tap.accept(Topics.DLQ.topicName(), EventSerdes.DEAD_LETTER.encode(DeadLetter.newBuilder().setSource("otlp-http")
                 .setReasonCode("MALFORMED_PROTOBUF").setReason("x").setReceivedUnixNano(1).setPayload(ByteBuffer.wrap(new byte[0])).build()));
         for (RequestEventKind k : List.of(RequestEventKind.QUEUED, RequestEventKind.SCHEDULED, RequestEventKind.FIRST_TOKEN, RequestEventKind.FINISHED)) {
-            tap.accept(Topics.REQUESTS.topicName(), Serdes.REQUEST.encode(RequestEvent.newBuilder().setInstanceId("sim-i00").setRequestId("r1")
+            tap.accept(Topics.REQUESTS.topicName(), EventSerdes.REQUEST.encode(RequestEvent.newBuilder().setInstanceId("sim-i00").setRequestId("r1")
                     .setKind(k).setTimeUnixNano(1_000_000_000L + k.ordinal() * 50_000_000L).build()));
         }
-        tap.accept(Topics.ROOFLINES.topicName(), Serdes.ROOFLINE.encode(RooflineModel.newBuilder().setInstanceId("sim-i00")
+        tap.accept(Topics.ROOFLINES.topicName(), EventSerdes.ROOFLINE.encode(RooflineModel.newBuilder().setInstanceId("sim-i00")
                 .setModelKind("robust").setVersion(1).setFittedAtUnixNano(1).setStepsSeen(10)
                 .setFeatureNames(List.of("prefill_tokens")).setCoefficients(List.of(1500.0)).setInterceptNs(3e6)
                 .setBoundRatio(1.5).setDriftRatio(1.1).build()));

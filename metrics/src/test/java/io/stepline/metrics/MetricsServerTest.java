@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 
 import io.stepline.events.DeadLetter;
 import io.stepline.events.RooflineModel;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
 class MetricsServerTest {
@@ -23,9 +23,9 @@ class MetricsServerTest {
     void servesNamedPipelineMetricsOnLoopback() throws Exception {
         try (MetricsServer server = MetricsServer.builder().port(0).build().start()) {
             PipelineTopicMetrics tap = new PipelineTopicMetrics(server.registry(), "127.0.0.1:1", "unused", true);
-            tap.accept(Topics.DLQ.topicName(), Serdes.DEAD_LETTER.encode(DeadLetter.newBuilder().setSource("otlp-http")
+            tap.accept(Topics.DLQ.topicName(), EventSerdes.DEAD_LETTER.encode(DeadLetter.newBuilder().setSource("otlp-http")
                     .setReasonCode("MALFORMED_PROTOBUF").setReason("x").setReceivedUnixNano(1).setPayload(ByteBuffer.wrap(new byte[0])).build()));
-            tap.accept(Topics.ROOFLINES.topicName(), Serdes.ROOFLINE.encode(RooflineModel.newBuilder().setInstanceId("i-1")
+            tap.accept(Topics.ROOFLINES.topicName(), EventSerdes.ROOFLINE.encode(RooflineModel.newBuilder().setInstanceId("i-1")
                     .setModelKind("robust").setVersion(1).setFittedAtUnixNano(1).setStepsSeen(10)
                     .setFeatureNames(List.of("prefill_tokens")).setCoefficients(List.of(1500.0)).setInterceptNs(3e6)
                     .setBoundRatio(1.5).setDriftRatio(1.1).build()));

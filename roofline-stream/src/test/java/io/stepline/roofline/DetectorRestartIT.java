@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
 import io.stepline.events.StepVerdict;
 import io.stepline.kafka.EmbeddedKafkaBroker;
 import io.stepline.roofline.topology.RooflineTopology;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
 /** A detector stopped mid-stream and restarted from its changelog (in-memory stores, new state dir) gives the verdicts of an uninterrupted run. */
@@ -43,7 +43,7 @@ class DetectorRestartIT {
             List<byte[]> second = new ArrayList<>();
             for (int inst = 0; inst < 3; inst++) {
                 for (int i = 0; i < 1500; i++) {
-                    byte[] v = Serdes.STEP.encode(Steps.step(rng, "inst-" + inst, i, i * 10_000_000L, Steps.Noise.GAMMA_HEAVY_TAIL, i % 300 == 7 ? 2.5 : 1));
+                    byte[] v = EventSerdes.STEP.encode(Steps.step(rng, "inst-" + inst, i, i * 10_000_000L, Steps.Noise.GAMMA_HEAVY_TAIL, i % 300 == 7 ? 2.5 : 1));
                     (i < 700 ? first : second).add(v);
                 }
             }
@@ -81,7 +81,7 @@ class DetectorRestartIT {
         p.put("bootstrap.servers", bs);
         try (KafkaProducer<String, byte[]> prod = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer())) {
             for (byte[] v : values) {
-                prod.send(new ProducerRecord<>(Topics.STEPS.topicName(), Serdes.STEP.decode(v).getInstanceId(), v));
+                prod.send(new ProducerRecord<>(Topics.STEPS.topicName(), EventSerdes.STEP.decode(v).getInstanceId(), v));
             }
         }
     }
@@ -106,7 +106,7 @@ class DetectorRestartIT {
                     c.seekToBeginning(parts);
                 }
                 c.poll(Duration.ofMillis(200)).forEach(r -> {
-                    StepVerdict v = Serdes.VERDICT.decode(r.value());
+                    StepVerdict v = EventSerdes.VERDICT.decode(r.value());
                     out.put(v.getInstanceId() + "/" + String.format("%06d", v.getStepId()),
                             v.getVerdict() + "/" + v.getModelVersion() + "/" + v.getExpectedNs());
                 });

@@ -28,7 +28,7 @@ import io.stepline.events.StepRecord;
 import io.stepline.events.StepVerdict;
 import io.stepline.events.Verdict;
 import io.stepline.roofline.topology.RooflineTopology;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
 class RooflineTopologyTest {
@@ -61,17 +61,17 @@ class RooflineTopologyTest {
                     step2500 = s;
                 }
                 if (i == 2500) {
-                    kernels.pipeInput("i-1", Serdes.KERNEL_BATCH.encode(kernels("i-1", i))); // kernels before the step
+                    kernels.pipeInput("i-1", EventSerdes.KERNEL_BATCH.encode(kernels("i-1", i))); // kernels before the step
                 }
-                steps.pipeInput("i-1", Serdes.STEP.encode(s));
+                steps.pipeInput("i-1", EventSerdes.STEP.encode(s));
                 if (i == 2600 || i == 2700) {
-                    kernels.pipeInput("i-1", Serdes.KERNEL_BATCH.encode(kernels("i-1", i))); // kernels after the step
+                    kernels.pipeInput("i-1", EventSerdes.KERNEL_BATCH.encode(kernels("i-1", i))); // kernels after the step
                 }
             }
             kernels.pipeInput("i-1", new byte[] {1, 2, 3});
 
             List<StepVerdict> vs = new ArrayList<>();
-            verdicts.readValuesToList().forEach(v -> vs.add(Serdes.VERDICT.decode(v)));
+            verdicts.readValuesToList().forEach(v -> vs.add(EventSerdes.VERDICT.decode(v)));
             assertThat(vs).hasSize(3000);
             assertThat(vs.get(0).getVerdict()).isEqualTo(Verdict.WARMING_UP);
             assertThat(vs.get(2500).getVerdict()).isEqualTo(Verdict.OUTLIER);
@@ -80,20 +80,20 @@ class RooflineTopologyTest {
             assertThat(outliers).isBetween(2L, 5L);
 
             List<Anomaly> as = new ArrayList<>();
-            anomalies.readValuesToList().forEach(v -> as.add(Serdes.ANOMALY.decode(v)));
+            anomalies.readValuesToList().forEach(v -> as.add(EventSerdes.ANOMALY.decode(v)));
             assertThat(as).extracting(Anomaly::getStepId).contains(2500L, 2600L);
             assertThat(as).allMatch(a -> a.getKind() == AnomalyKind.OUTLIER && a.getStep() != null);
             // the detector reads steps' counters only; an anomaly carries its whole step
             assertThat(as.stream().filter(a -> a.getStepId() == 2500).findFirst().orElseThrow().getStep()).isEqualTo(step2500);
 
             List<RooflineModel> ms = new ArrayList<>();
-            rooflines.readValuesToList().forEach(v -> ms.add(Serdes.ROOFLINE.decode(v)));
+            rooflines.readValuesToList().forEach(v -> ms.add(EventSerdes.ROOFLINE.decode(v)));
             assertThat(ms).isNotEmpty();
             assertThat(ms.get(ms.size() - 1).getFeatureNames()).contains("tokens_k", "prefill_attention_mtokens2", "context_ktokens");
             assertThat(ms.get(ms.size() - 1).getReferenceVersion()).isNotNull();
 
             List<RetainedKernelBatch> kept = new ArrayList<>();
-            retained.readValuesToList().forEach(v -> kept.add(Serdes.RETAINED_KERNELS.decode(v)));
+            retained.readValuesToList().forEach(v -> kept.add(EventSerdes.RETAINED_KERNELS.decode(v)));
             assertThat(kept).extracting(r -> r.getBatch().getStepId()).containsExactlyInAnyOrder(2500L, 2600L);
             assertThat(kept).allMatch(r -> !r.getBaseline() && r.getVerdict() == Verdict.OUTLIER);
             assertThat(cfg.stats().droppedBatches.sum()).isEqualTo(1);
@@ -114,28 +114,28 @@ class RooflineTopologyTest {
             byte[] broken = null;
             for (int i = 0; i < 2600; i++) {
                 StepRecord s = Steps.step(rng, "i-1", i, i * 10_000_000L, Steps.Noise.LOGNORMAL, i == 2500 ? 3 : 1);
-                byte[] bytes = Serdes.STEP.encode(s);
+                byte[] bytes = EventSerdes.STEP.encode(s);
                 if (i == 2500) {
                     // no phases and no ids: the last three bytes are the empty array and two nulls; without
                     // the last two, the counters read and the whole record does not
                     s.setPhases(List.of());
                     s.setTraceId(null);
                     s.setSpanId(null);
-                    bytes = java.util.Arrays.copyOf(Serdes.STEP.encode(s), Serdes.STEP.encode(s).length - 2);
+                    bytes = java.util.Arrays.copyOf(EventSerdes.STEP.encode(s), EventSerdes.STEP.encode(s).length - 2);
                     broken = bytes;
                 }
                 steps.pipeInput("i-1", bytes);
             }
             List<StepVerdict> vs = new ArrayList<>();
-            verdicts.readValuesToList().forEach(v -> vs.add(Serdes.VERDICT.decode(v)));
+            verdicts.readValuesToList().forEach(v -> vs.add(EventSerdes.VERDICT.decode(v)));
             assertThat(vs).hasSize(2600);
             assertThat(vs.get(2500).getVerdict()).isEqualTo(Verdict.OUTLIER);
-            Anomaly a = anomalies.readValuesToList().stream().map(Serdes.ANOMALY::decode).filter(x -> x.getStepId() == 2500)
+            Anomaly a = anomalies.readValuesToList().stream().map(EventSerdes.ANOMALY::decode).filter(x -> x.getStepId() == 2500)
                     .findFirst().orElseThrow();
             assertThat(a.getStep().getLatencyNs()).isEqualTo(vs.get(2500).getLatencyNs());
             assertThat(a.getStep().getPhases()).isEmpty();
             List<io.stepline.events.DeadLetter> dead = new ArrayList<>();
-            dlq.readValuesToList().forEach(v -> dead.add(Serdes.DEAD_LETTER.decode(v)));
+            dlq.readValuesToList().forEach(v -> dead.add(EventSerdes.DEAD_LETTER.decode(v)));
             assertThat(dead).hasSize(1);
             assertThat(dead.get(0).getReasonCode()).isEqualTo("UNDECODABLE_STEP");
             assertThat(dead.get(0).getPayload().array()).isEqualTo(broken);
@@ -149,10 +149,10 @@ class RooflineTopologyTest {
             TestInputTopic<String, byte[]> steps = driver.createInputTopic(Topics.STEPS.topicName(), new StringSerializer(), new ByteArraySerializer());
             TestInputTopic<String, byte[]> kernels = driver.createInputTopic(Topics.KERNELS.topicName(), new StringSerializer(), new ByteArraySerializer());
             SplittableRandom rng = new SplittableRandom(2);
-            kernels.pipeInput("i-1", Serdes.KERNEL_BATCH.encode(kernels("i-1", 1)));   // its step comes
-            kernels.pipeInput("i-1", Serdes.KERNEL_BATCH.encode(kernels("i-1", 999))); // its step never comes
+            kernels.pipeInput("i-1", EventSerdes.KERNEL_BATCH.encode(kernels("i-1", 1)));   // its step comes
+            kernels.pipeInput("i-1", EventSerdes.KERNEL_BATCH.encode(kernels("i-1", 999))); // its step never comes
             assertThat(cfg.stats().waitingBatches.sum()).isEqualTo(2);
-            steps.pipeInput("i-1", Serdes.STEP.encode(Steps.step(rng, "i-1", 1, 10_000_000L, Steps.Noise.LOGNORMAL, 1)));
+            steps.pipeInput("i-1", EventSerdes.STEP.encode(Steps.step(rng, "i-1", 1, 10_000_000L, Steps.Noise.LOGNORMAL, 1)));
             assertThat(cfg.stats().waitingBatches.sum()).isEqualTo(1);
             assertThat(cfg.stats().droppedBatches.sum()).as("warming-up step: judged, dropped").isEqualTo(1);
 
@@ -163,7 +163,7 @@ class RooflineTopologyTest {
             assertThat(cfg.stats().waitingBatches.sum()).isZero();
             assertThat(cfg.stats().droppedBatches.sum()).as("the released batch is not expired again").isEqualTo(1);
             // a batch parked after the expiry run is measured from its own arrival
-            kernels.pipeInput("i-1", Serdes.KERNEL_BATCH.encode(kernels("i-1", 1000)));
+            kernels.pipeInput("i-1", EventSerdes.KERNEL_BATCH.encode(kernels("i-1", 1000)));
             driver.advanceWallClockTime(java.time.Duration.ofSeconds(2));
             assertThat(cfg.stats().expiredBatches.sum()).isEqualTo(1);
             assertThat(cfg.stats().waitingBatches.sum()).isEqualTo(1);
@@ -180,13 +180,13 @@ class RooflineTopologyTest {
             SplittableRandom rng = new SplittableRandom(3);
             int n = 11_000; // more than the verdict cache holds, so step 2500's verdict has left it
             for (int i = 0; i < n; i++) {
-                steps.pipeInput("i-1", Serdes.STEP.encode(Steps.step(rng, "i-1", i, i * 10_000_000L, Steps.Noise.LOGNORMAL, i == 2500 ? 3 : 1)));
+                steps.pipeInput("i-1", EventSerdes.STEP.encode(Steps.step(rng, "i-1", i, i * 10_000_000L, Steps.Noise.LOGNORMAL, i == 2500 ? 3 : 1)));
             }
-            kernels.pipeInput("i-1", Serdes.KERNEL_BATCH.encode(kernels("i-1", 2500))); // an outlier's batch, very late
-            kernels.pipeInput("i-1", Serdes.KERNEL_BATCH.encode(kernels("i-1", 2501))); // a normal step's batch, very late
-            kernels.pipeInput("i-1", Serdes.KERNEL_BATCH.encode(kernels("i-1", n + 5))); // a step still to come: waits
+            kernels.pipeInput("i-1", EventSerdes.KERNEL_BATCH.encode(kernels("i-1", 2500))); // an outlier's batch, very late
+            kernels.pipeInput("i-1", EventSerdes.KERNEL_BATCH.encode(kernels("i-1", 2501))); // a normal step's batch, very late
+            kernels.pipeInput("i-1", EventSerdes.KERNEL_BATCH.encode(kernels("i-1", n + 5))); // a step still to come: waits
             List<RetainedKernelBatch> kept = new ArrayList<>();
-            retained.readValuesToList().forEach(v -> kept.add(Serdes.RETAINED_KERNELS.decode(v)));
+            retained.readValuesToList().forEach(v -> kept.add(EventSerdes.RETAINED_KERNELS.decode(v)));
             assertThat(kept).extracting(r -> r.getBatch().getStepId()).containsExactly(2500L);
             assertThat(kept.get(0).getVerdict()).isEqualTo(Verdict.OUTLIER);
             assertThat(cfg.stats().droppedBatches.sum()).isEqualTo(1);
@@ -199,8 +199,8 @@ class RooflineTopologyTest {
         DetectorConfig cfg = DetectorConfig.builder().stateDir(state).baselineSampleRate(0).build();
         try (TopologyTestDriver driver = new TopologyTestDriver(RooflineTopology.build(cfg), cfg.streamsProperties("dummy:9092"))) {
             TestInputTopic<String, byte[]> kernels = driver.createInputTopic(Topics.KERNELS.topicName(), new StringSerializer(), new ByteArraySerializer());
-            kernels.pipeInput("i-1", Serdes.KERNEL_BATCH.encode(kernels("i-1", 7)));
-            kernels.pipeInput("i-2", Serdes.KERNEL_BATCH.encode(kernels("i-2", 7)));
+            kernels.pipeInput("i-1", EventSerdes.KERNEL_BATCH.encode(kernels("i-1", 7)));
+            kernels.pipeInput("i-2", EventSerdes.KERNEL_BATCH.encode(kernels("i-2", 7)));
             assertThat(cfg.stats().waitingBatches.sum()).isEqualTo(2);
         }
         // the task closed (as on a rebalance): whoever restores its store counts those batches
@@ -215,9 +215,9 @@ class RooflineTopologyTest {
             TestInputTopic<String, byte[]> kernels = driver.createInputTopic(Topics.KERNELS.topicName(), new StringSerializer(), new ByteArraySerializer());
             TestOutputTopic<String, byte[]> dlq = driver.createOutputTopic(Topics.DLQ.topicName(), new StringDeserializer(), new ByteArrayDeserializer());
             KernelBatch backwards = new KernelBatch("i-1", 0, 5L, List.of(new KernelRecord("gemm", KernelKind.KERNEL, 7, 10L, 2L, null)));
-            kernels.pipeInput("i-1", Serdes.KERNEL_BATCH.encode(backwards));
+            kernels.pipeInput("i-1", EventSerdes.KERNEL_BATCH.encode(backwards));
             List<io.stepline.events.DeadLetter> dead = new ArrayList<>();
-            dlq.readValuesToList().forEach(v -> dead.add(Serdes.DEAD_LETTER.decode(v)));
+            dlq.readValuesToList().forEach(v -> dead.add(EventSerdes.DEAD_LETTER.decode(v)));
             assertThat(dead).singleElement().satisfies(d -> {
                 assertThat(d.getReasonCode()).isEqualTo("BAD_KERNEL_BATCH");
                 assertThat(d.getReason()).contains("ends before it starts");

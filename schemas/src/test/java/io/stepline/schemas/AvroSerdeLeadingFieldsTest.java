@@ -24,13 +24,13 @@ class AvroSerdeLeadingFieldsTest {
     @Test
     void aStepRecordLeadsWithEveryCounterAndStopsAtItsPhases() {
         List<String> all = StepRecord.getClassSchema().getFields().stream().map(Schema.Field::name).toList();
-        assertThat(Serdes.STEP.leadingFieldNames()).isEqualTo(all.subList(0, all.indexOf("phases")));
+        assertThat(EventSerdes.STEP.leadingFieldNames()).isEqualTo(all.subList(0, all.indexOf("phases")));
     }
 
     @Test
     void leadingFieldsAreThoseOfAFullDecodeForRandomRecords() {
         SplittableRandom rnd = new SplittableRandom(3);
-        List<String> leading = Serdes.STEP.leadingFieldNames();
+        List<String> leading = EventSerdes.STEP.leadingFieldNames();
         for (int i = 0; i < 2_000; i++) {
             StepRecord step = SerdeRoundTripTest.Samples.step();
             step.setInstanceId("i-" + rnd.nextInt(1000) + (rnd.nextBoolean() ? "-é" : ""));
@@ -47,9 +47,9 @@ class AvroSerdeLeadingFieldsTest {
             step.setTpSize(rnd.nextBoolean() ? null : rnd.nextInt(1, 9));
             step.setTraceId(rnd.nextBoolean() ? null : Long.toHexString(rnd.nextLong()));
 
-            byte[] bytes = Serdes.STEP.encode(step);
-            StepRecord full = Serdes.STEP.decode(bytes);
-            StepRecord head = Serdes.STEP.decodeLeading(bytes);
+            byte[] bytes = EventSerdes.STEP.encode(step);
+            StepRecord full = EventSerdes.STEP.decode(bytes);
+            StepRecord head = EventSerdes.STEP.decodeLeading(bytes);
             for (String f : leading) {
                 assertThat(head.get(f)).as("record %d, field %s", i, f).isEqualTo(full.get(f));
             }
@@ -69,7 +69,7 @@ class AvroSerdeLeadingFieldsTest {
                     : f.name().equals("phases") ? List.of() : v);
         }
         byte[] bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old).array();
-        StepRecord read = Serdes.STEP.decodeLeading(bytes);
+        StepRecord read = EventSerdes.STEP.decodeLeading(bytes);
         assertThat(read.getInstanceId()).isEqualTo("i-1");
         assertThat(read.getPhases()).as("decoded whole").isEmpty();
         assertThat(read.getDecodeContextTokens()).as("not in v1").isNull();
@@ -77,9 +77,9 @@ class AvroSerdeLeadingFieldsTest {
 
     @Test
     void bytesThatAreNoStepRecordAreASerializationException() {
-        byte[] bytes = Serdes.STEP.encode(SerdeRoundTripTest.Samples.step());
-        assertThatThrownBy(() -> Serdes.STEP.decodeLeading(Arrays.copyOf(bytes, 14))).isInstanceOf(SerializationException.class)
+        byte[] bytes = EventSerdes.STEP.encode(SerdeRoundTripTest.Samples.step());
+        assertThatThrownBy(() -> EventSerdes.STEP.decodeLeading(Arrays.copyOf(bytes, 14))).isInstanceOf(SerializationException.class)
                 .hasMessageContaining("StepRecord");
-        assertThatThrownBy(() -> Serdes.STEP.decodeLeading(new byte[] {1, 2, 3})).isInstanceOf(SerializationException.class);
+        assertThatThrownBy(() -> EventSerdes.STEP.decodeLeading(new byte[] {1, 2, 3})).isInstanceOf(SerializationException.class);
     }
 }

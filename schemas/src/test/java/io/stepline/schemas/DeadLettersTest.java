@@ -17,7 +17,7 @@ class DeadLettersTest {
         assertThat(d.getPayload().array()).containsExactly(1, 2, 3);
         assertThat(DeadLetters.key(d)).isEqualTo("i-7");
         // it survives the wire
-        assertThat(Serdes.DEAD_LETTER.decode(Serdes.DEAD_LETTER.encode(d))).isEqualTo(d);
+        assertThat(EventSerdes.DEAD_LETTER.decode(EventSerdes.DEAD_LETTER.encode(d))).isEqualTo(d);
     }
 
     @Test

@@ -48,7 +48,7 @@ class SchemaEvolutionTest {
         old.put("kv_blocks_free_gpu", 50L);
         byte[] bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old).array();
 
-        StepRecord current = Serdes.STEP.decode(bytes);
+        StepRecord current = EventSerdes.STEP.decode(bytes);
         assertThat(current.getInstanceId()).isEqualTo("old-producer");
         assertThat(current.getRole()).isEqualTo(InstanceRole.DECODE);
         assertThat(current.getLatencySource()).isEqualTo(LatencySource.NEXT_STEP_INTERVAL);
@@ -79,7 +79,7 @@ class SchemaEvolutionTest {
         old.put("kv_usage_gpu_ratio", 0.25);
         old.put("kv_blocks_total_gpu", 400L);
         old.put("kv_blocks_free_gpu", 300L);
-        StepRecord current = Serdes.STEP.decode(new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v2).encode(old).array());
+        StepRecord current = EventSerdes.STEP.decode(new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v2).encode(old).array());
         assertThat(current.getRunningDepth()).isEqualTo(5);
         assertThat(current.getKvUsageGpuRatio()).isEqualTo(0.25);
         assertThat(current.getKvBlocksTotalGpu()).isEqualTo(400L);
@@ -99,7 +99,7 @@ class SchemaEvolutionTest {
         old.put("reason", "no step.id");
         old.put("received_unix_nano", 5L);
         old.put("payload", java.nio.ByteBuffer.wrap(new byte[] {1, 2}));
-        io.stepline.events.DeadLetter current = Serdes.DEAD_LETTER.decode(new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old).array());
+        io.stepline.events.DeadLetter current = EventSerdes.DEAD_LETTER.decode(new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old).array());
         assertThat(current.getReasonCode()).isEqualTo("MISSING_ATTRIBUTE");
         assertThat(current.getInstanceId()).isNull();
     }
@@ -122,7 +122,7 @@ class SchemaEvolutionTest {
         old.put("kind", new GenericData.EnumSymbol(v1.getField("kind").schema(), "LLM_REQUEST"));
         old.put("time_unix_nano", 7L);
         old.put("ttft_s", 0.25);
-        io.stepline.events.RequestEvent current = Serdes.REQUEST.decode(new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old).array());
+        io.stepline.events.RequestEvent current = EventSerdes.REQUEST.decode(new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old).array());
         assertThat(current.getKind()).isEqualTo(io.stepline.events.RequestEventKind.LLM_REQUEST);
         assertThat(current.getTtftS()).isEqualTo(0.25);
         assertThat(current.getInferenceS()).isNull();
@@ -181,7 +181,7 @@ class SchemaEvolutionTest {
         old.put("drift_current_start_ns", 99L);
         byte[] bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old).array();
 
-        io.stepline.events.RooflineStateHeader current = Serdes.ROOFLINE_STATE_HEADER.decode(bytes);
+        io.stepline.events.RooflineStateHeader current = EventSerdes.ROOFLINE_STATE_HEADER.decode(bytes);
         assertThat(current.getStepsSeen()).isEqualTo(512L);
         assertThat(current.getLevel()).isEqualTo(1.07);
         assertThat(current.getBatchLevel()).isEmpty();

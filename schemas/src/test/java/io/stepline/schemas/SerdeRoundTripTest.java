@@ -58,17 +58,17 @@ class SerdeRoundTripTest {
 
     @Test
     void sharedSerdesCoverEveryTopicValueType() {
-        assertThat(Serdes.STEP.decode(Serdes.STEP.encode(Samples.step()))).isEqualTo(Samples.step());
-        assertThat(Serdes.KERNEL_BATCH.decode(Serdes.KERNEL_BATCH.encode(Samples.kernels()))).isEqualTo(Samples.kernels());
+        assertThat(EventSerdes.STEP.decode(EventSerdes.STEP.encode(Samples.step()))).isEqualTo(Samples.step());
+        assertThat(EventSerdes.KERNEL_BATCH.decode(EventSerdes.KERNEL_BATCH.encode(Samples.kernels()))).isEqualTo(Samples.kernels());
     }
 
     @Test
     void garbageIsASerializationExceptionNotACrash() {
-        assertThatThrownBy(() -> Serdes.STEP.decode(new byte[] {1, 2, 3}))
+        assertThatThrownBy(() -> EventSerdes.STEP.decode(new byte[] {1, 2, 3}))
                 .isInstanceOf(SerializationException.class).hasMessageContaining("StepRecord");
         // a record of another type is refused: its fingerprint is unknown to this decoder
-        byte[] kernels = Serdes.KERNEL_BATCH.encode(Samples.kernels());
-        assertThatThrownBy(() -> Serdes.STEP.decode(kernels)).isInstanceOf(SerializationException.class);
+        byte[] kernels = EventSerdes.KERNEL_BATCH.encode(Samples.kernels());
+        assertThatThrownBy(() -> EventSerdes.STEP.decode(kernels)).isInstanceOf(SerializationException.class);
     }
 
     @Test

@@ -8,16 +8,16 @@ import org.apache.avro.message.BinaryMessageEncoder;
 import org.apache.avro.specific.SpecificData;
 
 import io.stepline.events.StepRecord;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.simulator.Presets;
 import io.stepline.simulator.SimulationConfig;
 
 /**
  * Coding cost of step records, alternating rounds over the same records of a simulated campaign;
- * prints ns per record for each round. Decoding (what the detector reads): {@code Serdes.STEP}
+ * prints ns per record for each round. Decoding (what the detector reads): {@code EventSerdes.STEP}
  * whole (generated decoders for the current schema), its counters only ({@code decodeLeading}, what
  * the detector decodes per step), and Avro's own message decoder. Encoding (what ingest writes):
- * {@code Serdes.STEP} against Avro's message encoder. Args: ROUNDS (default 8).
+ * {@code EventSerdes.STEP} against Avro's message encoder. Args: ROUNDS (default 8).
  */
 public final class SerdeBenchMain {
     public static void main(String[] args) throws Exception {
@@ -27,11 +27,11 @@ public final class SerdeBenchMain {
                 .faults(Presets.everyFaultType(1, fleet, 30)).build();
         List<byte[]> encoded = new ArrayList<>();
         for (StepRecord s : DetectionBench.simulate(cfg).steps()) {
-            encoded.add(Serdes.STEP.encode(s));
+            encoded.add(EventSerdes.STEP.encode(s));
         }
         List<StepRecord> records = new ArrayList<>();
         for (byte[] b : encoded) {
-            records.add(Serdes.STEP.decode(b));
+            records.add(EventSerdes.STEP.decode(b));
         }
         BinaryMessageDecoder<StepRecord> avro = new BinaryMessageDecoder<>(new SpecificData(), StepRecord.getClassSchema());
         BinaryMessageEncoder<StepRecord> avroEncoder = new BinaryMessageEncoder<>(new SpecificData(), StepRecord.getClassSchema());
@@ -40,7 +40,7 @@ public final class SerdeBenchMain {
         for (int round = 1; round <= rounds; round++) {
             long t0 = System.nanoTime();
             for (byte[] b : encoded) {
-                sink += Serdes.STEP.decode(b).getStepId();
+                sink += EventSerdes.STEP.decode(b).getStepId();
             }
             long t1 = System.nanoTime();
             for (byte[] b : encoded) {
@@ -48,11 +48,11 @@ public final class SerdeBenchMain {
             }
             long t2 = System.nanoTime();
             for (byte[] b : encoded) {
-                sink += Serdes.STEP.decodeLeading(b).getStepId();
+                sink += EventSerdes.STEP.decodeLeading(b).getStepId();
             }
             long t3 = System.nanoTime();
             for (StepRecord r : records) {
-                sink += Serdes.STEP.encode(r).length;
+                sink += EventSerdes.STEP.encode(r).length;
             }
             long t4 = System.nanoTime();
             for (StepRecord r : records) {
@@ -60,8 +60,8 @@ public final class SerdeBenchMain {
             }
             long t5 = System.nanoTime();
             double n = encoded.size();
-            System.out.printf("round %d ns/record: decode Serdes.STEP %.0f, counters only %.0f, Avro message decoder %.0f;"
-                    + " encode Serdes.STEP %.0f, Avro message encoder %.0f%n", round,
+            System.out.printf("round %d ns/record: decode EventSerdes.STEP %.0f, counters only %.0f, Avro message decoder %.0f;"
+                    + " encode EventSerdes.STEP %.0f, Avro message encoder %.0f%n", round,
                     (t1 - t0) / n, (t3 - t2) / n, (t2 - t1) / n, (t4 - t3) / n, (t5 - t4) / n);
         }
         System.out.println(sink == 42 ? "" : "(checksum " + sink + ")");

@@ -5,7 +5,7 @@ import java.util.function.Function;
 import io.stepline.events.Anomaly;
 import io.stepline.events.StepRecord;
 import io.stepline.events.StepVerdict;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
 /**
@@ -14,17 +14,17 @@ import io.stepline.schemas.Topics;
  */
 public enum OutputTopic {
     STEPS(Topics.STEPS, bytes -> {
-        StepRecord s = Serdes.STEP.decode(bytes);
+        StepRecord s = EventSerdes.STEP.decode(bytes);
         return new Named(s.getInstanceId() + "/" + s.getStepId(), s.toString());
     }),
     VERDICTS(Topics.VERDICTS, bytes -> {
-        StepVerdict v = Serdes.VERDICT.decode(bytes);
+        StepVerdict v = EventSerdes.VERDICT.decode(bytes);
         // when the step reached the detector (a Kafka timestamp): the time of this run, not a result of it
         v.setProducedUnixNano(0L);
         return new Named(v.getInstanceId() + "/" + v.getStepId(), v.toString());
     }),
     ANOMALIES(Topics.ANOMALIES, bytes -> {
-        Anomaly a = Serdes.ANOMALY.decode(bytes);
+        Anomaly a = EventSerdes.ANOMALY.decode(bytes);
         return new Named(a.getAnomalyId().toString(), a.toString());
     });
 

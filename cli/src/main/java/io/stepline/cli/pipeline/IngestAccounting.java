@@ -4,7 +4,7 @@ import java.util.Map;
 
 import io.stepline.events.DeadLetter;
 import io.stepline.ingest.accounting.IngestStats;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
 /**
@@ -36,10 +36,10 @@ public final class IngestAccounting {
     /** Counts what was written since the mark (call once the pipeline has finished). */
     public IngestStats count() {
         IngestStats s = IngestStats.forSummary();
-        TopicReader.readFrom(bootstrap, Topics.STEPS.topicName(), steps, v -> s.step(Serdes.STEP.decode(v)));
-        TopicReader.readFrom(bootstrap, Topics.REQUESTS.topicName(), requests, v -> s.request(Serdes.REQUEST.decode(v)));
+        TopicReader.readFrom(bootstrap, Topics.STEPS.topicName(), steps, v -> s.step(EventSerdes.STEP.decode(v)));
+        TopicReader.readFrom(bootstrap, Topics.REQUESTS.topicName(), requests, v -> s.request(EventSerdes.REQUEST.decode(v)));
         TopicReader.readFrom(bootstrap, Topics.DLQ.topicName(), deadLetters, v -> {
-            DeadLetter d = Serdes.DEAD_LETTER.decode(v);
+            DeadLetter d = EventSerdes.DEAD_LETTER.decode(v);
             s.deadLetter(d.getReasonCode(), d.getInstanceId());
         });
         return s;

@@ -27,7 +27,7 @@ import io.stepline.reports.incident.ReporterSettings;
 import io.stepline.reports.service.ReportService;
 import io.stepline.roofline.DetectorConfig;
 import io.stepline.roofline.DetectorService;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
 /**
@@ -133,7 +133,7 @@ public final class Pipeline implements AutoCloseable {
         ObjectMapper m = new ObjectMapper();
         long n = 0;
         List<Anomaly> all = new ArrayList<>();
-        TopicReader.readAll(bootstrap, outputPrefix + Topics.ANOMALIES.topicName(), v -> all.add(Serdes.ANOMALY.decode(v)));
+        TopicReader.readAll(bootstrap, outputPrefix + Topics.ANOMALIES.topicName(), v -> all.add(EventSerdes.ANOMALY.decode(v)));
         all.sort((a, b) -> {
             int x = a.getInstanceId().compareTo(b.getInstanceId());
             if (x != 0) {

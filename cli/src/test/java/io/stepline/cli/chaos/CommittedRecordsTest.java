@@ -9,12 +9,12 @@ import org.junit.jupiter.api.Test;
 import io.stepline.events.Severity;
 import io.stepline.events.StepVerdict;
 import io.stepline.events.Verdict;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 
 /** The crash loop's comparison: what counts as the same output, and each way a run can differ from the clean one. */
 class CommittedRecordsTest {
     private static byte[] verdict(long step, Verdict v, long producedNanos) {
-        return Serdes.VERDICT.encode(new StepVerdict("i1", step, step * 10, step * 10 + 9, 9L, 8.0, 12.0, 1.1, v, Severity.NONE, "robust", 3L,
+        return EventSerdes.VERDICT.encode(new StepVerdict("i1", step, step * 10, step * 10 + 9, 9L, 8.0, 12.0, 1.1, v, Severity.NONE, "robust", 3L,
                 100L, producedNanos));
     }
 

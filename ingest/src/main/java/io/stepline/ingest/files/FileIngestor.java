@@ -40,7 +40,7 @@ import io.stepline.ingest.otlp.InstanceMessages;
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.schemas.DeadLetters;
 import io.stepline.ingest.validation.Rejection;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 import io.stepline.schemas.json.EventJson;
 import io.stepline.schemas.otlp.OtlpProtoFrames;
@@ -249,7 +249,7 @@ public final class FileIngestor implements AutoCloseable {
                     throw new Rejection(Rejection.BAD_KERNEL_BATCH, e.getMessage());
                 }
                 KernelBatchValidator.validate(kb);
-                producer.send(new ProducerRecord<>(Topics.KERNELS.topicName(), kb.getInstanceId(), Serdes.KERNEL_BATCH.encode(kb)), onError);
+                producer.send(new ProducerRecord<>(Topics.KERNELS.topicName(), kb.getInstanceId(), EventSerdes.KERNEL_BATCH.encode(kb)), onError);
             });
         }
     }
@@ -265,7 +265,7 @@ public final class FileIngestor implements AutoCloseable {
         for (KernelBatch kb : k.batches()) {
             Runnable accept = () -> {
                 KernelBatchValidator.validate(kb);
-                producer.send(new ProducerRecord<>(Topics.KERNELS.topicName(), kb.getInstanceId(), Serdes.KERNEL_BATCH.encode(kb)), onError);
+                producer.send(new ProducerRecord<>(Topics.KERNELS.topicName(), kb.getInstanceId(), EventSerdes.KERNEL_BATCH.encode(kb)), onError);
             };
             if (take(file, kb.getStepId(), "application/json", accept, () -> EventJson.toJson(kb).getBytes(StandardCharsets.UTF_8))) {
                 ok++;
@@ -320,7 +320,7 @@ public final class FileIngestor implements AutoCloseable {
     private void dead(Path file, long n, String contentType, Rejection why, byte[] content, String instanceId) {
         DeadLetter d = why.deadLetter("file", file + ":" + n, contentType, content, instanceId);
         checked.deadLetter(why.code(), instanceId);
-        producer.send(new ProducerRecord<>(Topics.DLQ.topicName(), DeadLetters.key(d), Serdes.DEAD_LETTER.encode(d)), onError);
+        producer.send(new ProducerRecord<>(Topics.DLQ.topicName(), DeadLetters.key(d), EventSerdes.DEAD_LETTER.encode(d)), onError);
     }
 
     private static InputStream open(Path file) throws IOException {

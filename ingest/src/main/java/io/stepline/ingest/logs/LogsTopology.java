@@ -29,6 +29,7 @@ import io.stepline.ingest.topology.StoreState;
 import io.stepline.schemas.DeadLetters;
 import io.stepline.ingest.validation.Rejection;
 import io.stepline.schemas.Topics;
+import io.stepline.schemas.EventSerdes;
 
 /**
  * otlp_logs -> stepline.steps (+ stepline.dlq): vLLM iteration logs as the Collector ships them
@@ -178,7 +179,7 @@ public final class LogsTopology {
 
         private void dead(Record<byte[], byte[]> record, Rejection r, byte[] payload) {
             String origin = ctx.recordMetadata().map(m -> DeadLetters.origin(m.topic(), m.partition(), m.offset())).orElse(null);
-            byte[] dl = io.stepline.schemas.Serdes.DEAD_LETTER.encode(
+            byte[] dl = EventSerdes.DEAD_LETTER.encode(
                     r.deadLetter(Topics.OTLP_LOGS.topicName(), origin, "application/x-protobuf", payload, null));
             ctx.forward(record.withKey("").withValue(new Routed(Routed.Kind.DEAD_LETTER, dl)));
         }
@@ -204,13 +205,13 @@ public final class LogsTopology {
                 @Override
                 public void step(StepRecord s) {
                     TOTALS.steps.increment();
-                    ctx.forward(new Record<>(s.getInstanceId(), new Routed(Routed.Kind.STEP, io.stepline.schemas.Serdes.STEP.encode(s)), ts()));
+                    ctx.forward(new Record<>(s.getInstanceId(), new Routed(Routed.Kind.STEP, EventSerdes.STEP.encode(s)), ts()));
                 }
 
                 @Override
                 public void reject(Rejection why, byte[] payload) {
                     String origin = ctx.recordMetadata().map(m -> DeadLetters.origin(m.topic(), m.partition(), m.offset())).orElse(null);
-                    byte[] dl = io.stepline.schemas.Serdes.DEAD_LETTER.encode(why.deadLetter(Topics.OTLP_LOGS.topicName(), origin, "text/plain", payload, null));
+                    byte[] dl = EventSerdes.DEAD_LETTER.encode(why.deadLetter(Topics.OTLP_LOGS.topicName(), origin, "text/plain", payload, null));
                     ctx.forward(new Record<>("", new Routed(Routed.Kind.DEAD_LETTER, dl), ts()));
                 }
             };

@@ -21,7 +21,7 @@ import io.stepline.ingest.otlp.ExportCheck;
 import io.stepline.ingest.otlp.InstanceMessages;
 import io.stepline.schemas.DeadLetters;
 import io.stepline.ingest.validation.Rejection;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
 /**
@@ -111,7 +111,7 @@ public final class ExportStore implements AutoCloseable {
 
     private Future<RecordMetadata> send(Rejection why, byte[] payload, String origin, String contentType, String instanceId) {
         DeadLetter d = why.deadLetter(source, origin, contentType, payload, instanceId);
-        return producer.send(new ProducerRecord<>(Topics.DLQ.topicName(), DeadLetters.key(d), Serdes.DEAD_LETTER.encode(d)));
+        return producer.send(new ProducerRecord<>(Topics.DLQ.topicName(), DeadLetters.key(d), EventSerdes.DEAD_LETTER.encode(d)));
     }
 
     @Override

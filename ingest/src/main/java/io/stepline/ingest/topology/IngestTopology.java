@@ -30,6 +30,7 @@ import io.stepline.ingest.otlp.SpanFragment;
 import io.stepline.schemas.DeadLetters;
 import io.stepline.ingest.validation.Rejection;
 import io.stepline.schemas.Topics;
+import io.stepline.schemas.EventSerdes;
 
 /**
  * otlp_spans -> stepline.steps / stepline.requests (+ stepline.dlq), exactly once.
@@ -158,7 +159,7 @@ public final class IngestTopology {
 
         private void dead(Record<byte[], byte[]> record, Rejection r, byte[] payload) {
             String origin = ctx.recordMetadata().map(m -> DeadLetters.origin(m.topic(), m.partition(), m.offset())).orElse(null);
-            byte[] dl = io.stepline.schemas.Serdes.DEAD_LETTER.encode(r.deadLetter(Topics.OTLP_SPANS.topicName(), origin, null, payload, null));
+            byte[] dl = EventSerdes.DEAD_LETTER.encode(r.deadLetter(Topics.OTLP_SPANS.topicName(), origin, null, payload, null));
             stats.deadLetter(r.code(), null);
             ctx.forward(record.withKey("").withValue(Routed.of(Routed.Kind.DEAD_LETTER, dl)));
         }
@@ -196,13 +197,13 @@ public final class IngestTopology {
                 @Override
                 public void step(StepRecord s) {
                     stats.step(s);
-                    ctx.forward(new Record<>(s.getInstanceId(), Routed.of(Routed.Kind.STEP, io.stepline.schemas.Serdes.STEP.encode(s)), ts()));
+                    ctx.forward(new Record<>(s.getInstanceId(), Routed.of(Routed.Kind.STEP, EventSerdes.STEP.encode(s)), ts()));
                 }
 
                 @Override
                 public void request(RequestEvent e) {
                     stats.request(e);
-                    ctx.forward(new Record<>(e.getInstanceId(), Routed.of(Routed.Kind.REQUEST, io.stepline.schemas.Serdes.REQUEST.encode(e)), ts()));
+                    ctx.forward(new Record<>(e.getInstanceId(), Routed.of(Routed.Kind.REQUEST, EventSerdes.REQUEST.encode(e)), ts()));
                 }
 
                 @Override
@@ -210,7 +211,7 @@ public final class IngestTopology {
                     String origin = ctx.recordMetadata().map(m -> DeadLetters.origin(m.topic(), m.partition(), m.offset())).orElse(null);
                     io.stepline.events.DeadLetter d = why.deadLetter(Topics.OTLP_SPANS.topicName(), origin, null, payload, instanceId);
                     stats.deadLetter(why.code(), instanceId);
-                    ctx.forward(new Record<>(DeadLetters.key(d), Routed.of(Routed.Kind.DEAD_LETTER, io.stepline.schemas.Serdes.DEAD_LETTER.encode(d)), ts()));
+                    ctx.forward(new Record<>(DeadLetters.key(d), Routed.of(Routed.Kind.DEAD_LETTER, EventSerdes.DEAD_LETTER.encode(d)), ts()));
                 }
             };
             context.schedule(Duration.ofMillis(PUNCTUATE_MS), PunctuationType.WALL_CLOCK_TIME,

@@ -24,7 +24,7 @@ import io.stepline.ingest.otlp.RequestMapper;
 import io.stepline.ingest.otlp.SpanFragment;
 import io.stepline.ingest.otlp.StepMapper;
 import io.stepline.ingest.validation.Rejection;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 
 /**
  * Turns one instance's spans into step and request records, with the state that needs:
@@ -283,7 +283,7 @@ public final class StepAssembler {
         byte[] predecessor = state.get(prevKey);
         if (predecessor != null) {
             state.delete(prevKey);
-            out.step(interval(Serdes.STEP.decode(slice(predecessor)), first.getTsStartNs(), first.getStartUnixNano()));
+            out.step(interval(EventSerdes.STEP.decode(slice(predecessor)), first.getTsStartNs(), first.getStartUnixNano()));
         } else if (range.startsBefore(first.getStepId())) {
             // the step before was in this span's window and not traced: no step waits for this one's start;
             // nor was the window's first step traced, so the last step of the span before waits in vain
@@ -291,7 +291,7 @@ public final class StepAssembler {
             byte[] held = state.get(before);
             if (held != null) {
                 state.delete(before);
-                out.step(withoutLatency(Serdes.STEP.decode(slice(held))));
+                out.step(withoutLatency(EventSerdes.STEP.decode(slice(held))));
             }
         } else {
             // the predecessor may still come, in a span that arrives later: leave it this step's start
@@ -315,7 +315,7 @@ public final class StepAssembler {
         } else if (range.endsAfter(last.getStepId())) {
             out.step(withoutLatency(last)); // the next step is in this span's window and was not traced
         } else {
-            state.put(heldKey(inst, last.getStepId()), withTime(nowMs, Serdes.STEP.encode(last)));
+            state.put(heldKey(inst, last.getStepId()), withTime(nowMs, EventSerdes.STEP.encode(last)));
         }
     }
 
@@ -497,7 +497,7 @@ public final class StepAssembler {
         for (Map.Entry<String, byte[]> e : state.withPrefix("b|")) {
             if (nowMs - arrival(e.getValue()) >= successorWaitMs) {
                 state.delete(e.getKey());
-                out.step(withoutLatency(Serdes.STEP.decode(slice(e.getValue()))));
+                out.step(withoutLatency(EventSerdes.STEP.decode(slice(e.getValue()))));
             }
         }
         for (Map.Entry<String, byte[]> e : state.withPrefix("n|")) {

@@ -35,7 +35,7 @@ import io.stepline.events.LatencySource;
 import io.stepline.events.StepRecord;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestTopology;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
 /** The otlp_logs path of the ingest topology: Collector-style and file-ingest messages in, step records and dead letters out. */
@@ -86,7 +86,7 @@ class LogsTopologyTest {
     private List<StepRecord> steps() {
         List<StepRecord> out = new ArrayList<>();
         steps.readKeyValuesToList().forEach(kv -> {
-            StepRecord s = Serdes.STEP.decode(kv.value);
+            StepRecord s = EventSerdes.STEP.decode(kv.value);
             assertThat(kv.key).isEqualTo(s.getInstanceId());
             out.add(s);
         });
@@ -94,7 +94,7 @@ class LogsTopologyTest {
     }
 
     private List<DeadLetter> deadLetters() {
-        return dlq.readValuesToList().stream().map(Serdes.DEAD_LETTER::decode).collect(Collectors.toList());
+        return dlq.readValuesToList().stream().map(EventSerdes.DEAD_LETTER::decode).collect(Collectors.toList());
     }
 
     @Test

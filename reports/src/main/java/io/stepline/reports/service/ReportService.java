@@ -32,7 +32,7 @@ import io.stepline.events.Incident;
 import io.stepline.reports.alerts.AlertmanagerSink;
 import io.stepline.reports.incident.IncidentReporter;
 import io.stepline.reports.incident.ReporterSettings;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
 /**
@@ -93,7 +93,7 @@ public final class ReportService implements AutoCloseable {
         reporter = new IncidentReporter(settings, new IncidentReporter.Publisher() {
             @Override
             public void incident(Incident i) {
-                producer.send(new ProducerRecord<>(inputPrefix + Topics.INCIDENTS.topicName(), i.getInstanceId(), Serdes.INCIDENT.encode(i)));
+                producer.send(new ProducerRecord<>(inputPrefix + Topics.INCIDENTS.topicName(), i.getInstanceId(), EventSerdes.INCIDENT.encode(i)));
                 if (alertmanager != null) {
                     alertmanager.incident(i);
                 }
@@ -223,17 +223,17 @@ public final class ReportService implements AutoCloseable {
             return;
         }
         if (t.equals(Topics.ANOMALIES.topicName())) {
-            reporter.accept(Serdes.ANOMALY.decode(r.value()));
+            reporter.accept(EventSerdes.ANOMALY.decode(r.value()));
         } else if (t.equals(Topics.KERNELS_RETAINED.topicName())) {
-            reporter.accept(Serdes.RETAINED_KERNELS.decode(r.value()));
+            reporter.accept(EventSerdes.RETAINED_KERNELS.decode(r.value()));
         } else if (t.equals(Topics.REQUESTS.topicName())) {
-            reporter.accept(Serdes.REQUEST.decode(r.value()));
+            reporter.accept(EventSerdes.REQUEST.decode(r.value()));
         } else if (t.equals(Topics.STEPS.topicName())) {
-            reporter.accept(Serdes.STEP.decode(r.value()));
+            reporter.accept(EventSerdes.STEP.decode(r.value()));
         } else if (t.equals(Topics.VERDICTS.topicName())) {
-            reporter.accept(Serdes.VERDICT.decode(r.value()));
+            reporter.accept(EventSerdes.VERDICT.decode(r.value()));
         } else if (t.equals(Topics.ROOFLINES.topicName())) {
-            reporter.accept(Serdes.ROOFLINE.decode(r.value()));
+            reporter.accept(EventSerdes.ROOFLINE.decode(r.value()));
         }
     }
 

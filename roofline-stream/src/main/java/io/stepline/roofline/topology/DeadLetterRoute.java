@@ -5,6 +5,7 @@ import org.apache.kafka.streams.processor.api.Record;
 
 import io.stepline.events.DeadLetter;
 import io.stepline.schemas.DeadLetters;
+import io.stepline.schemas.EventSerdes;
 
 /** Sends a record the detector cannot read to the dead-letter sink, with its reason, origin and bytes. */
 final class DeadLetterRoute {
@@ -14,6 +15,6 @@ final class DeadLetterRoute {
                         String reason, String source) {
         String origin = ctx.recordMetadata().map(m -> DeadLetters.origin(m.topic(), m.partition(), m.offset())).orElse(null);
         DeadLetter d = DeadLetters.of(source, origin, null, code, reason, payload);
-        ctx.forward(record.withValue(io.stepline.schemas.Serdes.DEAD_LETTER.encode(d)), RooflineTopology.DLQ_SINK);
+        ctx.forward(record.withValue(EventSerdes.DEAD_LETTER.encode(d)), RooflineTopology.DLQ_SINK);
     }
 }

@@ -16,6 +16,7 @@ import io.stepline.roofline.topology.RetentionInput.ArrivedBatch;
 import io.stepline.roofline.topology.RetentionInput.Judgement;
 import io.stepline.schemas.KernelBatchCheck;
 import io.stepline.schemas.Topics;
+import io.stepline.schemas.EventSerdes;
 
 /**
  * Store-on-anomaly: decides each kernel batch by its step's judgement, kept when the step is an
@@ -60,14 +61,14 @@ final class KernelRetention implements Processor<String, RetentionInput, String,
     private void judged(String inst, Judgement j, long ts) {
         verdicts.remember(inst, j);
         for (byte[] raw : waiting.take(inst, j.stepId())) {
-            decide(io.stepline.schemas.Serdes.KERNEL_BATCH.decode(raw), raw.length, j, ts);
+            decide(EventSerdes.KERNEL_BATCH.decode(raw), raw.length, j, ts);
         }
     }
 
     private void arrived(Record<String, RetentionInput> record, byte[] bytes) {
         KernelBatch kb;
         try {
-            kb = io.stepline.schemas.Serdes.KERNEL_BATCH.decode(bytes);
+            kb = EventSerdes.KERNEL_BATCH.decode(bytes);
         } catch (RuntimeException e) {
             DeadLetterRoute.forward(ctx, record, bytes, "UNDECODABLE_KERNEL_BATCH", e.getMessage(), Topics.KERNELS.topicName());
             return;
@@ -108,7 +109,7 @@ final class KernelRetention implements Processor<String, RetentionInput, String,
             stats.retainedBaselineBytes.add(size);
         }
         RetainedKernelBatch r = new RetainedKernelBatch(kb, baseline, j.verdict(), Double.isNaN(j.ratio()) ? 0 : j.ratio(), (long) size);
-        ctx.forward(new Record<>(kb.getInstanceId(), io.stepline.schemas.Serdes.RETAINED_KERNELS.encode(r), ts), RooflineTopology.RETAINED_SINK);
+        ctx.forward(new Record<>(kb.getInstanceId(), EventSerdes.RETAINED_KERNELS.encode(r), ts), RooflineTopology.RETAINED_SINK);
     }
 
     @Override

@@ -24,6 +24,7 @@ import io.stepline.roofline.model.LatencyDetector;
 import io.stepline.roofline.retention.RetentionStats;
 import io.stepline.roofline.topology.RetentionInput.Judgement;
 import io.stepline.schemas.Topics;
+import io.stepline.schemas.EventSerdes;
 
 /**
  * Judges steps with their instance's model: a verdict for every step with a latency, an anomaly
@@ -59,7 +60,7 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
         StepRecord s;
         try {
             // the counters only: phases and trace ids are read below for the rare step an anomaly carries
-            s = io.stepline.schemas.Serdes.STEP.decodeLeading(record.value());
+            s = EventSerdes.STEP.decodeLeading(record.value());
         } catch (RuntimeException e) {
             DeadLetterRoute.forward(ctx, record, record.value(), "UNDECODABLE_STEP", e.getMessage(), Topics.STEPS.topicName());
             return;
@@ -73,17 +74,17 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
         Assessment a = d.assess(s);
         persist(inst, d);
         StepVerdict v = DetectorRecords.verdict(s, a, d, record.timestamp());
-        ctx.forward(record.withValue(io.stepline.schemas.Serdes.VERDICT.encode(v)), RooflineTopology.VERDICTS_SINK);
+        ctx.forward(record.withValue(EventSerdes.VERDICT.encode(v)), RooflineTopology.VERDICTS_SINK);
         if (a.verdict() == Verdict.OUTLIER) {
             Anomaly an = DetectorRecords.outlier(s, wholeStep(record, s), a, d);
-            ctx.forward(record.withValue(io.stepline.schemas.Serdes.ANOMALY.encode(an)), RooflineTopology.ANOMALIES_SINK);
+            ctx.forward(record.withValue(EventSerdes.ANOMALY.encode(an)), RooflineTopology.ANOMALIES_SINK);
         }
         if (a.drift() != null) {
             Anomaly an = DetectorRecords.sustainedRegression(s, a, d);
-            ctx.forward(record.withValue(io.stepline.schemas.Serdes.ANOMALY.encode(an)), RooflineTopology.ANOMALIES_SINK);
+            ctx.forward(record.withValue(EventSerdes.ANOMALY.encode(an)), RooflineTopology.ANOMALIES_SINK);
         }
         if (a.refitted()) {
-            ctx.forward(record.withValue(io.stepline.schemas.Serdes.ROOFLINE.encode(DetectorRecords.roofline(inst, d, s.getEndUnixNano()))),
+            ctx.forward(record.withValue(EventSerdes.ROOFLINE.encode(DetectorRecords.roofline(inst, d, s.getEndUnixNano()))),
                     RooflineTopology.ROOFLINES_SINK);
         }
         ctx.forward(record.withValue(new Judgement(s.getStepId(), a.verdict(), a.ratio())), RooflineTopology.RETENTION);
@@ -96,7 +97,7 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
      */
     private StepRecord wholeStep(Record<String, byte[]> record, StepRecord counters) {
         try {
-            return io.stepline.schemas.Serdes.STEP.decode(record.value());
+            return EventSerdes.STEP.decode(record.value());
         } catch (RuntimeException e) {
             DeadLetterRoute.forward(ctx, record, record.value(), "UNDECODABLE_STEP", e.getMessage(), Topics.STEPS.topicName());
             counters.setPhases(List.of());

@@ -22,6 +22,7 @@ import io.stepline.roofline.DetectorConfig;
 import io.stepline.roofline.retention.RetentionStats;
 import io.stepline.roofline.topology.RetentionInput.ArrivedBatch;
 import io.stepline.roofline.topology.RetentionInput.Judgement;
+import io.stepline.schemas.EventSerdes;
 
 /**
  * A stream task's kernel retention closed on one thread and initialised again over the state it
@@ -33,7 +34,7 @@ class KernelRetentionMigrationTest {
     Path state;
 
     private static byte[] batch(String inst, long step) {
-        return io.stepline.schemas.Serdes.KERNEL_BATCH.encode(new KernelBatch(inst, 0, step,
+        return EventSerdes.KERNEL_BATCH.encode(new KernelBatch(inst, 0, step,
                 List.of(new KernelRecord("gemm", KernelKind.KERNEL, 7, 1L, 2L, null))));
     }
 
@@ -91,7 +92,7 @@ class KernelRetentionMigrationTest {
         assertThat(stats.waitingBatches.sum()).isEqualTo(2);
         assertThat(stats.waitingBytes.sum()).isEqualTo(bytes * 2 / 3);
         List<RetainedKernelBatch> kept = t.ctx.forwarded().stream()
-                .map(f -> io.stepline.schemas.Serdes.RETAINED_KERNELS.decode((byte[]) f.record().value())).toList();
+                .map(f -> EventSerdes.RETAINED_KERNELS.decode((byte[]) f.record().value())).toList();
         assertThat(kept).singleElement().satisfies(r -> {
             assertThat(r.getBatch().getStepId()).isEqualTo(11L);
             assertThat(r.getVerdict()).isEqualTo(Verdict.OUTLIER);

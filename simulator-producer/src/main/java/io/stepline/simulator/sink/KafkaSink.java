@@ -17,7 +17,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
 
 import io.stepline.events.FaultEpisode;
 import io.stepline.events.KernelBatch;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 import io.stepline.simulator.SimulationConfig;
 import io.stepline.simulator.instance.StepOutput;
@@ -67,7 +67,7 @@ public final class KafkaSink implements SimulationSink {
             return;
         }
         for (FaultEpisode e : episodes) {
-            send(Topics.TRUTH.topicName(), e.getInstanceId(), Serdes.FAULT_EPISODE.encode(e), "FaultEpisode");
+            send(Topics.TRUTH.topicName(), e.getInstanceId(), EventSerdes.FAULT_EPISODE.encode(e), "FaultEpisode");
         }
     }
 
@@ -80,10 +80,10 @@ public final class KafkaSink implements SimulationSink {
             flushSpans(s.instanceId(), mine);
         }
         for (KernelBatch kb : s.kernels()) {
-            send(Topics.KERNELS.topicName(), kb.getInstanceId(), Serdes.KERNEL_BATCH.encode(kb), null);
+            send(Topics.KERNELS.topicName(), kb.getInstanceId(), EventSerdes.KERNEL_BATCH.encode(kb), null);
         }
         if (publishTruth) {
-            send(Topics.TRUTH.topicName(), s.instanceId(), Serdes.STEP_LABEL.encode(s.label()), "StepLabel");
+            send(Topics.TRUTH.topicName(), s.instanceId(), EventSerdes.STEP_LABEL.encode(s.label()), "StepLabel");
         }
     }
 

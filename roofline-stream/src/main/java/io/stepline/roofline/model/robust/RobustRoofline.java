@@ -15,7 +15,7 @@ import io.stepline.events.StepRecord;
 import io.stepline.events.Verdict;
 import io.stepline.roofline.model.Assessment;
 import io.stepline.roofline.model.LatencyDetector;
-import io.stepline.schemas.Serdes;
+import io.stepline.schemas.EventSerdes;
 
 /**
  * Stepline's default model: an instance's healthy step cost across its whole operating range.
@@ -530,13 +530,13 @@ public final class RobustRoofline implements LatencyDetector {
     @Override
     public Map<String, ByteBuffer> dirty() {
         Map<String, ByteBuffer> out = new HashMap<>();
-        out.put("h", ByteBuffer.wrap(Serdes.ROOFLINE_STATE_HEADER.encode(header())));
+        out.put("h", ByteBuffer.wrap(EventSerdes.ROOFLINE_STATE_HEADER.encode(header())));
         if (fitChanged) {
-            out.put("f", ByteBuffer.wrap(Serdes.ROOFLINE_STATE_FIT.encode(fitState())));
+            out.put("f", ByteBuffer.wrap(EventSerdes.ROOFLINE_STATE_FIT.encode(fitState())));
             fitChanged = false;
         }
         for (Map.Entry<Integer, RooflineStateCell> e : cells.drainDirty().entrySet()) {
-            out.put("c" + e.getKey(), ByteBuffer.wrap(Serdes.ROOFLINE_STATE_CELL.encode(e.getValue())));
+            out.put("c" + e.getKey(), ByteBuffer.wrap(EventSerdes.ROOFLINE_STATE_CELL.encode(e.getValue())));
         }
         return out;
     }
@@ -577,7 +577,7 @@ public final class RobustRoofline implements LatencyDetector {
         if (h == null) {
             return; // a new instance
         }
-        RooflineStateHeader st = Serdes.ROOFLINE_STATE_HEADER.decode(bytes(h));
+        RooflineStateHeader st = EventSerdes.ROOFLINE_STATE_HEADER.decode(bytes(h));
         steps = st.getStepsSeen();
         sinceRefit = st.getStepsSinceRefit();
         extrapolated = st.getExtrapolatedSteps();
@@ -591,7 +591,7 @@ public final class RobustRoofline implements LatencyDetector {
         List<Long> starts = List.of();
         ByteBuffer f = parts.get("f");
         if (f != null) {
-            RooflineStateFit fit = Serdes.ROOFLINE_STATE_FIT.decode(bytes(f));
+            RooflineStateFit fit = EventSerdes.ROOFLINE_STATE_FIT.decode(bytes(f));
             version = fit.getVersion();
             fitted = fit.getFitted();
             levelAnchor = fit.getLevelAnchor();
@@ -613,7 +613,7 @@ public final class RobustRoofline implements LatencyDetector {
         drift.restore(bytes(st.getDriftCurrent()), bytes(st.getDriftCurrentTailMask()), st.getDriftCurrentStartNs(), elevated, medians, starts);
         for (Map.Entry<String, ByteBuffer> e : parts.entrySet()) {
             if (e.getKey().startsWith("c")) {
-                cells.restore(Integer.parseInt(e.getKey().substring(1)), Serdes.ROOFLINE_STATE_CELL.decode(bytes(e.getValue())));
+                cells.restore(Integer.parseInt(e.getKey().substring(1)), EventSerdes.ROOFLINE_STATE_CELL.decode(bytes(e.getValue())));
             }
         }
         cells.drainDirty();

@@ -15,9 +15,12 @@ import io.stepline.events.StepLabel;
 import io.stepline.events.StepRecord;
 import io.stepline.events.StepVerdict;
 
-/** One shared serde instance per record type. */
-public final class Serdes {
-    private Serdes() {}
+/**
+ * One shared serde instance per record type of Stepline's events (named apart from Kafka's
+ * {@code Serdes}, which the topology code uses beside it).
+ */
+public final class EventSerdes {
+    private EventSerdes() {}
 
     public static final AvroSerde<StepRecord> STEP = AvroSerde.of(StepRecord.class);
     public static final AvroSerde<RequestEvent> REQUEST = AvroSerde.of(RequestEvent.class);
