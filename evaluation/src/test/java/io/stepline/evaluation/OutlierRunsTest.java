@@ -33,6 +33,20 @@ class OutlierRunsTest {
     }
 
     @Test
+    void aLoneStepJustOverTheBoundIsNoIncidentButAGrossOneAndAnyPairAre() {
+        OutlierRuns runs = new OutlierRuns(8, 2_000_000_000L);
+        runs.add(100, 0, 1, 1.3);
+        assertThat(runs.isIncident(runs.open())).isFalse();
+        assertThat(runs.add(200, 2, 3, 1.6)).as("the lone 1.3x step's run closes as no incident").isNull();
+        assertThat(runs.isIncident(runs.open())).isTrue();
+        runs.add(300, 4, 5, 1.3);
+        runs.add(302, 6, 7, 1.3);
+        assertThat(runs.flush()).isNotNull().extracting(r -> r.steps).isEqualTo(2);
+        assertThat(runs.closed()).extracting(r -> r.firstStep).containsExactly(200L, 300L);
+        assertThatThrownBy(() -> new OutlierRuns(8, 1, 1, 0.9)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void aLoneFlaggedStepIsARun() {
         OutlierRuns runs = new OutlierRuns(8, 2_000_000_000L);
         runs.add(500, 0, 1, 3.0);

@@ -203,7 +203,7 @@ public final class IncidentReporter {
             }
         }
         OutlierRuns.Run open = in.runs.open();
-        if (open != null && open.steps >= settings.minSteps() && in.opened.add(open.firstStep)) {
+        if (open != null && in.runs.isIncident(open) && in.opened.add(open.firstStep)) {
             in.captures.put(open.firstStep, in.timeline.open(open.startNs));
             publisher.opened(Incident.newBuilder().setIncidentId(in.id + "-" + open.firstStep).setInstanceId(in.id).setKind(AnomalyKind.OUTLIER)
                     .setSeverity(a.getSeverity()).setClassification(FaultType.UNKNOWN).setFirstStepId(open.firstStep)
@@ -427,6 +427,8 @@ public final class IncidentReporter {
         OutlierRuns.Run open = in.runs.open();
         if (open != null && open.startNs >= start) {
             in.runs.discardOpen();
+        }
+        if (open != null && open.startNs >= start && in.runs.isIncident(open)) {
             if (in.opened.contains(open.firstStep)) {
                 publisher.merged(in.id + "-" + open.firstStep, driftId, open.endNs);
             }
@@ -434,6 +436,16 @@ public final class IncidentReporter {
             absorbedRuns++;
             absorbedSteps += open.steps;
             firstStep = Math.min(firstStep, open.firstStep);
+        }
+        // the flagged steps since the regression began, counted from the anomalies themselves: which runs are
+        // still open, already closed, or too small to be incidents when the drift arrives depends on the order
+        // the topics are read in; the anomalies of one instance arrive in step order, the drift after them
+        absorbedSteps = 0;
+        for (Anomaly x : in.anomalies) {
+            if (x.getStartUnixNano() >= start) {
+                absorbedSteps++;
+                firstStep = Math.min(firstStep, x.getStepId() == null ? firstStep : x.getStepId());
+            }
         }
         List<KernelBatch> before = new ArrayList<>();
         for (KernelBatch b : in.baseline) {
