@@ -117,12 +117,8 @@ public final class CrashLoop {
 
     /** One pipeline in three processes on a broker of its own: feed, kill and restart {@code kills} times, wait until done, read the outputs. */
     private Map<OutputTopic, CommittedRecords> pipeline(Path dir, Workload w, Duration pause, int kills, List<Kill> killed) throws Exception {
-        int port = freePort();
-        String bs = "127.0.0.1:" + port;
-        StageProcess broker = new StageProcess("broker", List.of("broker", "--data-dir", dir.resolve("kafka").toString(), "--port",
-                Integer.toString(port), "--partitions", Integer.toString(s.partitions)), dir.resolve("broker.log"), s.heap);
         Map<Stage, List<StageProcess>> stages = new EnumMap<>(Stage.class);
-        List<StageProcess> all = new ArrayList<>(List.of(broker));
+        List<StageProcess> all = new ArrayList<>();
         Thread reaper = new Thread(() -> all.forEach(p -> {
             try {
                 p.kill();
@@ -132,7 +128,7 @@ public final class CrashLoop {
         }));
         Runtime.getRuntime().addShutdownHook(reaper); // no child outlives a harness stopped half-way
         try {
-            broker.start().awaitOutput(BrokerCommand.READY, Duration.ofSeconds(120));
+            String bs = startBroker(dir, all);
             for (Stage st : Stage.values()) {
                 int n = s.processes.getOrDefault(st, 1);
                 for (int i = 0; i < n; i++) {
@@ -209,7 +205,11 @@ public final class CrashLoop {
                     p.stop(Duration.ofSeconds(5));
                 }
             }
-            broker.stop(Duration.ofSeconds(10));
+            for (StageProcess p : all) {
+                if (p.name().equals("broker")) {
+                    p.stop(Duration.ofSeconds(10)); // the one that runs, and any that exited at start
+                }
+            }
             try {
                 Runtime.getRuntime().removeShutdownHook(reaper);
             } catch (IllegalStateException shuttingDown) {
@@ -236,6 +236,28 @@ public final class CrashLoop {
             }
         }
         return out.isEmpty() ? null : out;
+    }
+
+    /** Attempts at starting the broker: a port found free can be taken by another process before the broker binds it. */
+    static final int BROKER_START_ATTEMPTS = 3;
+
+    /** Starts the broker process on a free port (another port, and a fresh data dir, if it exits before it is ready); returns its address. */
+    private String startBroker(Path dir, List<StageProcess> all) throws Exception {
+        for (int attempt = 1; ; attempt++) {
+            int port = freePort();
+            StageProcess broker = new StageProcess("broker", List.of("broker", "--data-dir", dir.resolve(attempt == 1 ? "kafka" : "kafka-" + attempt).toString(),
+                    "--port", Integer.toString(port), "--partitions", Integer.toString(s.partitions)), dir.resolve("broker.log"), s.heap);
+            all.add(broker);
+            try {
+                broker.start().awaitOutput(BrokerCommand.READY, Duration.ofSeconds(120));
+                return "127.0.0.1:" + port;
+            } catch (IllegalStateException exited) {
+                if (attempt >= BROKER_START_ATTEMPTS) {
+                    throw exited;
+                }
+                System.out.println("chaos: " + exited.getMessage() + "; starting it again on another port");
+            }
+        }
     }
 
     private static int freePort() throws IOException {
