@@ -289,26 +289,31 @@ class ModelsTest {
         }
     }
 
+    /**
+     * Iteration-log steps of one instance: a decode batch swinging 10-70 requests over {@code period}
+     * steps, each request's unreported attention cost drifting, and a 1.6x slowdown on [{@code from}, {@code to}).
+     */
+    private static List<StepRecord> logStepsWithASlowdown(long seed, int n, double period, int from, int to) {
+        SplittableRandom rng = new SplittableRandom(seed);
+        double perRequest = 150e3;
+        List<StepRecord> steps = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            perRequest = Math.max(50e3, Math.min(400e3, perRequest + 2e3 * Steps.gaussian(rng)));
+            int decode = Math.max(1, Math.min(96, (int) Math.round(40 + 30 * Math.sin(i / period) + 3 * Steps.gaussian(rng))));
+            steps.add(Steps.logStep(rng, "log", i, i * STEP_NS, decode, perRequest, i >= from && i < to ? 1.6 : 1));
+        }
+        return steps;
+    }
+
     @Test
     void aLongThrottleOnAProducerWithoutTheKvContextIsStillFlaggedAtItsEnd() {
         // the level follows what the log does not report; a 1.6x throttle of 700 steps must not become the new normal
-        SplittableRandom rng = new SplittableRandom(22);
-        double perRequest = 150e3;
-        List<StepRecord> steps = new ArrayList<>();
-        for (int i = 0; i < 5_000; i++) {
-            perRequest = Math.max(50e3, Math.min(400e3, perRequest + 2e3 * Steps.gaussian(rng)));
-            int decode = Math.max(1, Math.min(96, (int) Math.round(40 + 30 * Math.sin(i / 700.0) + 3 * Steps.gaussian(rng))));
-            steps.add(Steps.logStep(rng, "log", i, i * STEP_NS, decode, perRequest, i >= 4_000 && i < 4_700 ? 1.6 : 1));
-        }
+        List<StepRecord> steps = logStepsWithASlowdown(22, 5_000, 700, 4_000, 4_700);
         RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
-        Map<String, ByteBuffer> store = new HashMap<>();
         int flaggedLast100 = 0;
         int flaggedAfter = 0;
         for (int i = 0; i < steps.size(); i++) {
             Assessment a = m.assess(steps.get(i));
-            if (i == 4_300) {
-                store.putAll(m.dirty());
-            }
             flaggedLast100 += i >= 4_600 && i < 4_700 && a.verdict() == Verdict.OUTLIER ? 1 : 0;
             flaggedAfter += i >= 4_750 && a.verdict() == Verdict.OUTLIER ? 1 : 0;
         }
@@ -318,14 +323,7 @@ class ModelsTest {
 
     @Test
     void aProducerWithoutTheKvContextRestoredInsideAnEpisodeJudgesAsIfUninterrupted() {
-        SplittableRandom rng = new SplittableRandom(23);
-        double perRequest = 150e3;
-        List<StepRecord> steps = new ArrayList<>();
-        for (int i = 0; i < 3_000; i++) {
-            perRequest = Math.max(50e3, Math.min(400e3, perRequest + 2e3 * Steps.gaussian(rng)));
-            int decode = Math.max(1, Math.min(96, (int) Math.round(40 + 30 * Math.sin(i / 500.0) + 3 * Steps.gaussian(rng))));
-            steps.add(Steps.logStep(rng, "log", i, i * STEP_NS, decode, perRequest, i >= 2_000 && i < 2_400 ? 1.6 : 1));
-        }
+        List<StepRecord> steps = logStepsWithASlowdown(23, 3_000, 500, 2_000, 2_400);
         RobustRoofline uninterrupted = new RobustRoofline(RobustRoofline.Settings.defaults());
         RobustRoofline first = new RobustRoofline(RobustRoofline.Settings.defaults());
         Map<String, ByteBuffer> store = new HashMap<>();
