@@ -322,6 +322,56 @@ class ModelsTest {
     }
 
     @Test
+    void aThrottleUnderWhichTheUnreportedContextShrinksIsStillFlaggedAtItsEnd() {
+        // a 1.6x throttle of 600 steps while the requests' unreported attention cost halves (older, longer
+        // requests finish): a model held still at the throttle's start would see its last steps at ~1.2x
+        SplittableRandom rng = new SplittableRandom(31);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        double perRequest = 250e3;
+        int flaggedLast100 = 0;
+        int flaggedAfter = 0;
+        for (int i = 0; i < 4_600; i++) {
+            if (i >= 3_000 && i < 3_600) {
+                perRequest -= 125e3 / 600;
+            } else {
+                perRequest = Math.max(50e3, Math.min(400e3, perRequest + 1e3 * Steps.gaussian(rng)));
+            }
+            int decode = Math.max(1, Math.min(96, (int) Math.round(60 + 20 * Math.sin(i / 300.0) + 3 * Steps.gaussian(rng))));
+            boolean throttled = i >= 3_000 && i < 3_600;
+            Assessment a = m.assess(Steps.logStep(rng, "log", i, i * STEP_NS, decode, perRequest, throttled ? 1.6 : 1));
+            flaggedLast100 += i >= 3_500 && i < 3_600 && a.verdict() == Verdict.OUTLIER ? 1 : 0;
+            flaggedAfter += i >= 3_650 && a.verdict() == Verdict.OUTLIER ? 1 : 0;
+        }
+        assertThat(flaggedLast100).as("still flagged at its end").isGreaterThanOrEqualTo(95);
+        assertThat(flaggedAfter).as("and the steps after it are normal again").isLessThanOrEqualTo(3);
+    }
+
+    @Test
+    void aSurgeOfTheUnreportedContextIsFollowedWhileAThrottleOfEveryStepIsFlagged() {
+        // an iteration log with a 2,000-token prompt every fifth step; at 3,000 the requests' unreported
+        // attention cost almost doubles within 20 steps (decode steps 1.4x, prefill steps 1.1x), at 6,000
+        // a 1.6x throttle slows every step for 600
+        SplittableRandom rng = new SplittableRandom(41);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        double perRequest = 100e3;
+        int surgeFlags = 0;
+        int throttleFlagsLast100 = 0;
+        for (int i = 0; i < 7_000; i++) {
+            if (i >= 3_000 && i < 3_020) {
+                perRequest += 80e3 / 20;
+            }
+            int decode = Math.max(1, Math.min(96, (int) Math.round(60 + 15 * Math.sin(i / 400.0) + 3 * Steps.gaussian(rng))));
+            boolean throttled = i >= 6_000 && i < 6_600;
+            Assessment a = m.assess(Steps.logStep(rng, "log", i, i * STEP_NS, decode, i % 5 == 0 ? 2_000 : 0, perRequest, throttled ? 1.6 : 1));
+            surgeFlags += i >= 3_000 && i < 4_000 && a.verdict() == Verdict.OUTLIER ? 1 : 0;
+            throttleFlagsLast100 += i >= 6_500 && i < 6_600 && a.verdict() == Verdict.OUTLIER ? 1 : 0;
+        }
+        // held as if it were a slowdown, the surge cost 82 flags here, and 158 before the batch level scaled the decode part only
+        assertThat(surgeFlags).as("steps flagged in the surge's first 1,000").isLessThanOrEqualTo(65);
+        assertThat(throttleFlagsLast100).as("the throttle still flagged at its end").isGreaterThanOrEqualTo(95);
+    }
+
+    @Test
     void aProducerWithoutTheKvContextRestoredInsideAnEpisodeJudgesAsIfUninterrupted() {
         List<StepRecord> steps = logStepsWithASlowdown(23, 3_000, 500, 2_000, 2_400);
         RobustRoofline uninterrupted = new RobustRoofline(RobustRoofline.Settings.defaults());

@@ -37,12 +37,18 @@ public final class Steps {
      * drifts {@code perRequestNs} (the requests' unreported attention cost) as their contexts change.
      */
     public static StepRecord logStep(SplittableRandom rng, String instance, long id, long startNs, int decode, double perRequestNs, double slowdown) {
-        double healthy = 3e6 + 40e3 * decode + perRequestNs * decode;
+        return logStep(rng, instance, id, startNs, decode, 0, perRequestNs, slowdown);
+    }
+
+    /** An iteration-log step that also prefills one prompt of {@code prefillTokens} (0: none); its cost is the prompt's, not the context's. */
+    public static StepRecord logStep(SplittableRandom rng, String instance, long id, long startNs, int decode, int prefillTokens,
+                                     double perRequestNs, double slowdown) {
+        double healthy = 3e6 + 40e3 * decode + perRequestNs * decode + (prefillTokens > 0 ? 2e6 + 15e3 * prefillTokens : 0);
         long latency = (long) (healthy * Math.exp(0.03 * gaussian(rng)) * slowdown);
         return StepRecord.newBuilder().setInstanceId(instance).setRole(InstanceRole.MIXED).setStepId(id)
                 .setStartUnixNano(startNs).setEndUnixNano(startNs + latency).setLatencyNs(latency).setLatencySource(LatencySource.ITERATION_LOG)
-                .setRunningDepth(decode).setWaitingDepth(0).setNumPrefillReqs(0).setNumDecodeReqs(decode).setScheduledTokens(decode)
-                .setPrefillTokens(0).setDecodeTokens(decode).build();
+                .setRunningDepth(decode + (prefillTokens > 0 ? 1 : 0)).setWaitingDepth(0).setNumPrefillReqs(prefillTokens > 0 ? 1 : 0)
+                .setNumDecodeReqs(decode).setScheduledTokens(decode + prefillTokens).setPrefillTokens(prefillTokens).setDecodeTokens(decode).build();
     }
 
     static double gaussian(SplittableRandom rng) {

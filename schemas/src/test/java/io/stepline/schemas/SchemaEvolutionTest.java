@@ -166,9 +166,11 @@ class SchemaEvolutionTest {
     @Test
     void rooflineHeaderWrittenBeforeTheBatchLevelIsReadWithAnEmptyOne() throws IOException {
         List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName());
-        assertThat(history).hasSize(1);
+        assertThat(history).hasSize(2);
         Schema v1 = history.get(0);
         assertThat(v1.getField("batch_level")).isNull();
+        assertThat(history.get(1).getField("latch_closed")).isNotNull();
+        assertThat(history.get(1).getField("latch_onset_log")).isNull();
         GenericRecord old = new GenericData.Record(v1);
         old.put("steps_seen", 512L);
         old.put("steps_since_refit", 3);
@@ -185,5 +187,34 @@ class SchemaEvolutionTest {
         assertThat(current.getStepsSeen()).isEqualTo(512L);
         assertThat(current.getLevel()).isEqualTo(1.07);
         assertThat(current.getBatchLevel()).isEmpty();
+    }
+
+    @Test
+    void rooflineHeaderWrittenBeforeTheLatchMeasuredItsOnsetReadsAsAnOnsetNotYetMeasured() throws IOException {
+        Schema v2 = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName()).get(1);
+        GenericRecord old = new GenericData.Record(v2);
+        for (Schema.Field f : v2.getFields()) {
+            if (f.hasDefaultValue()) {
+                old.put(f.name(), GenericData.get().getDefaultValue(f));
+            }
+        }
+        old.put("steps_seen", 9000L);
+        old.put("steps_since_refit", 7);
+        old.put("extrapolated_steps", 4L);
+        old.put("beyond_steps", 1L);
+        old.put("elevated_share", 0.4);
+        old.put("level", 1.0);
+        old.put("drift_current", java.nio.ByteBuffer.wrap(new byte[] {1}));
+        old.put("drift_current_tail_mask", java.nio.ByteBuffer.wrap(new byte[] {0}));
+        old.put("drift_current_start_ns", 5L);
+        old.put("latch_closed", true);
+        old.put("latch_steps", 40);
+        byte[] bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v2).encode(old).array();
+
+        io.stepline.events.RooflineStateHeader current = EventSerdes.ROOFLINE_STATE_HEADER.decode(bytes);
+        assertThat(current.getLatchClosed()).isTrue();
+        assertThat(current.getLatchSteps()).isEqualTo(40);
+        assertThat(current.getLatchOnsetSteps()).isZero();
+        assertThat(current.getLatchOnsetLog()).isZero();
     }
 }

@@ -38,7 +38,10 @@ import io.stepline.schemas.EventSerdes;
  *     as a SUSTAINED_REGRESSION, and the model re-anchors its level on it.</li>
  * <li>Producers that never report the KV context (vLLM's iteration log): the level, which follows
  *     what the producer does not report, is a line in the decode batch ({@link BatchLevel}), and an
- *     {@link EpisodeLatch} holds it and the cells still through an abrupt slowdown.</li>
+ *     {@link EpisodeLatch} holds it and the cells still through an abrupt slowdown, then lets the
+ *     level follow the drift net of the slowdown it measured at the onset, and tells a surge of the
+ *     unreported context (prefill-heavy steps unmoved) from a slowdown. The batch level scales only
+ *     the decode part of a step.</li>
  * </ul>
  * State: Avro records through the schemas' history: a small header that every step changes
  * (RooflineStateHeader), the fit and drift blocks that change every refit or hundred steps
@@ -144,6 +147,7 @@ public final class RobustRoofline implements LatencyDetector {
     private final DriftWatch drift;
     private final TailBound tail = new TailBound(TailBound.DEFAULT_TAIL_RATE);
     private final double[] basis = new double[CostBasis.SIZE];
+    private final double[] decodeBasis = new double[CostBasis.SIZE];
     private final float[] point = new float[WorkCells.POINT_WIDTH];
     private double[] coef = new double[0];
     private double[] reference = new double[0];
@@ -219,6 +223,12 @@ public final class RobustRoofline implements LatencyDetector {
             sawDecode |= d > 0;
             fitChanged = true;
         }
+        // the batch level scales the decode part only: what it follows, the unreported context, is what
+        // decode attention reads; a prefill-heavy step's cost is its prompt's (validation log instance,
+        // seeds 7-32: a context surge scaled prefill steps' expectations up to 2.5x, and their ratios to 0.75)
+        double share = byBatch() ? prefillShare(d, dt, ctx) : 0;
+        double batchHere = byBatch() ? batchLevel.at(bx) : 1;
+        levelHere = level * (share + (1 - share) * batchHere);
         if (beyondTraining(basis)) {
             // work of a kind or size no training step had: the fit would be a guess, so the step is not judged
             // always learned: nothing else can teach the model this work, and a cell's median outvotes a fault in it
@@ -275,15 +285,23 @@ public final class RobustRoofline implements LatencyDetector {
         }
         boolean filled = cells.count(slot) >= s.pointsPerCell() / 2;
         double learnLog = Math.max(Math.log(s.learnRatio()), 2.5 * sigma);
-        boolean latched = byBatch() && latch.observe(outlier, logRatio, learnLog);
-        if (!outlier && known && byBatch() && !latched) {
+        boolean latched = byBatch() && latch.observe(outlier, logRatio, learnLog, share);
+        if (latched && known && latch.measured()) {
+            // A long slowdown: the unreported context goes on drifting under it, and a model held still
+            // falls behind until the slowdown's steps pass under the bound (a 1.6x throttle of 400 steps on
+            // validation seed 7 ended at ratios of 1.2). Taken out of each step, the slowdown measured at the
+            // onset leaves the drift for the batch level to follow.
+            learnBatchLevel(bx, batchHere, share, logRatio - latch.slowdownLog(), learnLog, BATCH_LEVEL_ALPHA);
+        } else if (known && byBatch() && latch.surge()) {
+            // a surge of the unreported context, not a slowdown: its steps, flagged or not, teach the level
+            learnBatchLevel(bx, batchHere, share, logRatio, learnLog, BATCH_LEVEL_ALPHA);
+        } else if (!outlier && known && byBatch() && !latched) {
             // A producer that never reports the KV context drifts by more than the learning margin as its
             // decode requests' contexts grow: its batch level follows every judged step, each pulled by at
             // most the margin, so it cannot lose track (and a slow regression looks like drift). Learning only
             // near the model while an episode is under way kept long throttles flagged but lost track for
             // good on two validation seeds (log instance FP 2-6%).
-            double pulled = batchLevel.at(bx) * Math.exp(Math.max(-learnLog, Math.min(learnLog, logRatio)));
-            batchLevel.learn(bx, pulled, BATCH_LEVEL_ALPHA);
+            learnBatchLevel(bx, batchHere, share, logRatio, learnLog, BATCH_LEVEL_ALPHA);
         } else if (!outlier && known && Math.abs(logRatio) <= learnLog) {
             // What no producer key shows drifts slowly (a fleet's prompt mix): the level follows steps near
             // the model, while abrupt slowdowns, far from it, teach it nothing.
@@ -301,11 +319,34 @@ public final class RobustRoofline implements LatencyDetector {
                 version, refitted, shift);
     }
 
+    /**
+     * Teaches the batch level what a step's decode part cost: the batch level scales only the decode
+     * part of a step, so a step whose expected cost is mostly prefill says little about it (and nothing
+     * above {@link EpisodeLatch#PREFILL_SHARE}); each step pulls it by at most {@code maxLog}.
+     */
+    private void learnBatchLevel(double bx, double batchHere, double share, double logRatio, double maxLog, double alpha) {
+        if (share >= EpisodeLatch.PREFILL_SHARE) {
+            return;
+        }
+        // the step ran exp(logRatio) x (share + (1 - share) x batchHere) of its base cost; its decode part, f x batchHere
+        double f = (Math.exp(logRatio) * (share + (1 - share) * batchHere) - share) / ((1 - share) * batchHere);
+        double logF = Math.log(Math.max(1e-3, f));
+        batchLevel.learn(bx, batchHere * Math.exp(Math.max(-maxLog, Math.min(maxLog, logF))), alpha);
+    }
+
+    /** The share of the step's expected cost (before the level) that its prefill adds to its decode work. */
+    private double prefillShare(double d, double dt, double ctx) {
+        double all = Math.max(floorNs, CostBasis.dot(coef, basis));
+        CostBasis.of(0, 0, d, dt, ctx, decodeBasis);
+        return Math.max(0, 1 - Math.max(floorNs, CostBasis.dot(coef, decodeBasis)) / all);
+    }
+
     /** The level follows the decode batch: a producer that runs decode requests but never reports their KV context. */
     private boolean byBatch() {
         return sawDecode && !sawContext;
     }
 
+    /** The level before the first fit, when no step's prefill share is known: the batch level on the whole step. */
     private double levelAt(double bx) {
         return byBatch() ? level * batchLevel.at(bx) : level;
     }

@@ -11,14 +11,14 @@ class EpisodeLatchTest {
 
     private static void calm(EpisodeLatch l, int steps) {
         for (int i = 0; i < steps; i++) {
-            assertThat(l.observe(false, (i % 2 == 0 ? 1 : -1) * 0.02, NEAR)).isFalse();
+            assertThat(l.observe(false, (i % 2 == 0 ? 1 : -1) * 0.02, NEAR, Double.NaN)).isFalse();
         }
     }
 
     private static void burst(EpisodeLatch l, double ratio) {
-        assertThat(l.observe(true, Math.log(ratio), NEAR)).isFalse(); // one flag is no burst
-        assertThat(l.observe(true, Math.log(ratio), NEAR)).isFalse();
-        assertThat(l.observe(true, Math.log(ratio), NEAR)).isTrue();
+        assertThat(l.observe(true, Math.log(ratio), NEAR, Double.NaN)).isFalse(); // one flag is no burst
+        assertThat(l.observe(true, Math.log(ratio), NEAR, Double.NaN)).isFalse();
+        assertThat(l.observe(true, Math.log(ratio), NEAR, Double.NaN)).isTrue();
     }
 
     @Test
@@ -28,13 +28,13 @@ class EpisodeLatchTest {
         burst(l, 1.2);
         // unflagged steps of the episode that are not near the model keep it closed
         for (int i = 0; i < 300; i++) {
-            assertThat(l.observe(i % 3 == 0, Math.log(1.15), NEAR)).isTrue();
+            assertThat(l.observe(i % 3 == 0, Math.log(1.15), NEAR, Double.NaN)).isTrue();
         }
         // back within NEAR, though not far enough below the episode to be a drop: a run of them opens it
         for (int i = 0; i < EpisodeLatch.EXIT_RUN - 1; i++) {
-            assertThat(l.observe(false, Math.log(1.05), NEAR)).isTrue();
+            assertThat(l.observe(false, Math.log(1.05), NEAR, Double.NaN)).isTrue();
         }
-        assertThat(l.observe(false, Math.log(1.05), NEAR)).isFalse();
+        assertThat(l.observe(false, Math.log(1.05), NEAR, Double.NaN)).isFalse();
     }
 
     @Test
@@ -43,11 +43,11 @@ class EpisodeLatchTest {
         calm(l, 50);
         burst(l, 1.6);
         for (int i = 0; i < 100; i++) {
-            assertThat(l.observe(i % 4 != 0, Math.log(1.6 + (i % 2) * 0.1), NEAR)).isTrue();
+            assertThat(l.observe(i % 4 != 0, Math.log(1.6 + (i % 2) * 0.1), NEAR, Double.NaN)).isTrue();
         }
         // the slowdown ends; the held model is 25% behind, so no step comes near it
         int closedFor = 0;
-        while (l.observe(false, Math.log(1.25), NEAR)) {
+        while (l.observe(false, Math.log(1.25), NEAR, Double.NaN)) {
             closedFor++;
         }
         assertThat(closedFor).isBetween(1, 8);
@@ -57,10 +57,10 @@ class EpisodeLatchTest {
     void aBurstAfterStepsThatCreptUpIsDriftAndLeavesItOpen() {
         EpisodeLatch l = new EpisodeLatch();
         for (int i = 0; i < 50; i++) {
-            l.observe(false, Math.log(1.2), Math.log(1.25)); // running high before the flags: creep
+            l.observe(false, Math.log(1.2), Math.log(1.25), Double.NaN); // running high before the flags: creep
         }
         for (int i = 0; i < 6; i++) {
-            assertThat(l.observe(true, Math.log(1.3), Math.log(1.25))).isFalse();
+            assertThat(l.observe(true, Math.log(1.3), Math.log(1.25), Double.NaN)).isFalse();
         }
     }
 
@@ -69,13 +69,81 @@ class EpisodeLatchTest {
         EpisodeLatch l = new EpisodeLatch();
         calm(l, 50);
         for (int i = 0; i < 3; i++) {
-            l.observe(true, Math.log(1.6), NEAR);
+            l.observe(true, Math.log(1.6), NEAR, Double.NaN);
         }
         int closedFor = 0;
-        while (l.observe(true, Math.log(1.6), NEAR)) {
+        while (l.observe(true, Math.log(1.6), NEAR, Double.NaN)) {
             closedFor++;
         }
         assertThat(closedFor).isEqualTo(EpisodeLatch.MAX_STEPS);
+    }
+
+    @Test
+    void itMeasuresTheSlowdownOverTheEpisodesFirstStepsAndKeepsItWhileTheStepsDrift() {
+        EpisodeLatch l = new EpisodeLatch();
+        calm(l, 50);
+        burst(l, 1.6);
+        assertThat(l.measured()).isFalse();
+        for (int i = 1; i < EpisodeLatch.ONSET_STEPS; i++) {
+            assertThat(l.observe(true, Math.log(1.6), NEAR, Double.NaN)).isTrue();
+        }
+        assertThat(l.measured()).isTrue();
+        assertThat(l.slowdownLog()).isCloseTo(Math.log(1.6), org.assertj.core.api.Assertions.within(1e-9));
+        // the steps drift down slowly (the model falls behind): the measured slowdown stays
+        for (int i = 0; i < 50; i++) {
+            assertThat(l.observe(true, Math.log(1.6 - 0.004 * i), NEAR, Double.NaN)).isTrue();
+        }
+        assertThat(l.slowdownLog()).isCloseTo(Math.log(1.6), org.assertj.core.api.Assertions.within(1e-9));
+    }
+
+    @Test
+    void anOnsetNoSlowerThanTheModelMeasuresNoSlowdown() {
+        EpisodeLatch l = new EpisodeLatch();
+        calm(l, 50);
+        burst(l, 1.5);
+        for (int i = 3; i < EpisodeLatch.ONSET_STEPS + 4; i++) {
+            l.observe(false, Math.log(0.5), Math.log(0.4), Double.NaN); // far below, yet not near: no drop run
+        }
+        assertThat(l.slowdownLog()).isZero();
+    }
+
+    @Test
+    void anEpisodeWhosePrefillHeavyStepsRunNearTheModelOpensAsASurgeAndStaysOpenUntilTheStepsComeBack() {
+        EpisodeLatch l = new EpisodeLatch();
+        calm(l, 50);
+        burst(l, 1.5);
+        int closedFor = 0;
+        for (int i = 0; i < 100 && l.closed(); i++) {
+            boolean prefillHeavy = i % 4 == 0;
+            l.observe(!prefillHeavy, Math.log(prefillHeavy ? 1.05 : 1.5), NEAR, prefillHeavy ? 0.7 : 0.1);
+            closedFor++;
+        }
+        assertThat(l.closed()).isFalse();
+        assertThat(l.surge()).isTrue();
+        assertThat(closedFor).isLessThanOrEqualTo(EpisodeLatch.ONSET_STEPS + 4 * EpisodeLatch.PREFILL_EVIDENCE);
+        // more bursts of flags do not close it while the model catches up...
+        for (int i = 0; i < 50; i++) {
+            assertThat(l.observe(true, Math.log(1.45), NEAR, 0.1)).isFalse();
+        }
+        // ...and once the steps are back near the model it is an ordinary open latch again
+        for (int i = 0; i < EpisodeLatch.EXIT_RUN; i++) {
+            l.observe(false, 0.01, NEAR, 0.1);
+        }
+        assertThat(l.surge()).isFalse();
+        calm(l, 30);
+        burst(l, 1.6);
+    }
+
+    @Test
+    void anEpisodeWhosePrefillHeavyStepsAreAsSlowIsASlowdownAndStaysClosed() {
+        EpisodeLatch l = new EpisodeLatch();
+        calm(l, 50);
+        burst(l, 1.6);
+        for (int i = 0; i < 300; i++) {
+            boolean prefillHeavy = i % 4 == 0;
+            assertThat(l.observe(true, Math.log(1.6), NEAR, prefillHeavy ? 0.7 : 0.1)).isTrue();
+        }
+        assertThat(l.surge()).isFalse();
     }
 
     @Test
@@ -83,9 +151,9 @@ class EpisodeLatchTest {
         EpisodeLatch l = new EpisodeLatch();
         calm(l, 20);
         for (int i = 0; i < 5; i++) {
-            l.observe(true, Math.log(1.6), NEAR);
+            l.observe(true, Math.log(1.6), NEAR, Double.NaN);
         }
-        l.observe(false, Math.log(1.5), NEAR);
+        l.observe(false, Math.log(1.5), NEAR, Double.NaN);
         RooflineStateHeader.Builder h = RooflineStateHeader.newBuilder().setStepsSeen(0).setStepsSinceRefit(0).setExtrapolatedSteps(0)
                 .setBeyondSteps(0).setElevatedShare(0).setLevel(1).setDriftCurrent(java.nio.ByteBuffer.allocate(0))
                 .setDriftCurrentTailMask(java.nio.ByteBuffer.allocate(0)).setDriftCurrentStartNs(0);
@@ -93,13 +161,15 @@ class EpisodeLatchTest {
         EpisodeLatch restored = new EpisodeLatch();
         restored.restore(h.build());
         assertThat(restored.closed()).isTrue();
+        assertThat(restored.measured()).isEqualTo(l.measured());
+        assertThat(restored.slowdownLog()).isEqualTo(l.slowdownLog());
         // both open on the same step of a slow fall back
         int step = 0;
         boolean open = false;
         while (!open && step < 100) {
             double r = Math.log(1.5 - 0.02 * step++);
-            boolean a = l.observe(false, r, NEAR);
-            boolean b = restored.observe(false, r, NEAR);
+            boolean a = l.observe(false, r, NEAR, Double.NaN);
+            boolean b = restored.observe(false, r, NEAR, Double.NaN);
             assertThat(b).as("step %d", step).isEqualTo(a);
             open = !a;
         }
