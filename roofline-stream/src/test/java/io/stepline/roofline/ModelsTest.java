@@ -347,6 +347,38 @@ class ModelsTest {
     }
 
     @Test
+    void aModelRestoredFromItsStoreEveryFewStepsJudgesAsIfNeverInterrupted() {
+        // task migrations at any moment, through a long slowdown (drift blocks complete whose steps do not
+        // count for the tail) and a sustained regression: the store must hold everything the verdicts depend on
+        SplittableRandom rng = new SplittableRandom(17);
+        List<StepRecord> steps = new ArrayList<>();
+        for (int i = 0; i < 12_000; i++) {
+            double slow = i >= 8_000 ? 1.25 : i >= 3_000 && i < 3_400 ? 1.6 : 1;
+            steps.add(Steps.step(rng, "i", i, i * STEP_NS, Steps.Noise.LOGNORMAL, slow));
+        }
+        RobustRoofline uninterrupted = new RobustRoofline(RobustRoofline.Settings.defaults());
+        List<String> expected = new ArrayList<>();
+        for (StepRecord s : steps) {
+            Assessment a = uninterrupted.assess(s);
+            expected.add(a.verdict() + "/" + a.modelVersion() + "/" + a.expectedNs() + "/" + (a.drift() == null ? "" : a.drift().sinceNs()));
+        }
+        assertThat(expected).as("the regression is reported").anyMatch(v -> !v.endsWith("/"));
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        Map<String, ByteBuffer> store = new HashMap<>();
+        List<String> got = new ArrayList<>();
+        for (int i = 0; i < steps.size(); i++) {
+            Assessment a = m.assess(steps.get(i));
+            got.add(a.verdict() + "/" + a.modelVersion() + "/" + a.expectedNs() + "/" + (a.drift() == null ? "" : a.drift().sinceNs()));
+            store.putAll(m.dirty());
+            if (i % 97 == 96) {
+                m = new RobustRoofline(RobustRoofline.Settings.defaults());
+                m.restore(store);
+            }
+        }
+        assertThat(got).isEqualTo(expected);
+    }
+
+    @Test
     void aSurgeOfTheUnreportedContextIsFollowedWhileAThrottleOfEveryStepIsFlagged() {
         // an iteration log with a 2,000-token prompt every fifth step; at 3,000 the requests' unreported
         // attention cost almost doubles within 20 steps (decode steps 1.4x, prefill steps 1.1x), at 6,000

@@ -32,6 +32,9 @@ import io.stepline.roofline.model.robust.RobustRoofline;
  * ingest assembler and the same detector the pipeline runs, steps judged per instance in the order
  * ingest emits them. Writes anomalies as JSON lines (instance, step_id, verdict, ratio).
  * Args: FILE[,FILE...] OUT [robust|paper], where a FILE is OTLP/JSON traces or a vLLM log ({@code .log}).
+ * Environment: {@code OFFLINE_ALL} writes every verdict, not only outliers; {@code OFFLINE_RESTORE_EVERY=N}
+ * rebuilds every model from its stored parts every N judged steps, as a task migration does (the
+ * output must not change).
  */
 public final class OfflineDetection {
     private OfflineDetection() {}
@@ -46,6 +49,10 @@ public final class OfflineDetection {
             System.err.println(sink.rejected + " inputs rejected");
         }
         Map<String, LatencyDetector> detectors = new HashMap<>();
+        Map<String, Map<String, java.nio.ByteBuffer>> stores = new HashMap<>();
+        String every = System.getenv("OFFLINE_RESTORE_EVERY");
+        long restoreEvery = every == null ? 0 : Long.parseLong(every);
+        long sinceRestore = 0;
         long flagged = 0;
         long judged = 0;
         try (BufferedWriter w = Files.newBufferedWriter(out, StandardCharsets.UTF_8)) {
@@ -55,6 +62,18 @@ public final class OfflineDetection {
                 }
                 LatencyDetector d = detectors.computeIfAbsent(s.getInstanceId(), k -> factory.get());
                 Assessment a = d.assess(s);
+                Map<String, java.nio.ByteBuffer> st = stores.computeIfAbsent(s.getInstanceId(), k -> new HashMap<>());
+                for (Map.Entry<String, java.nio.ByteBuffer> e : d.dirty().entrySet()) {
+                    st.put(e.getKey(), e.getValue());
+                }
+                if (restoreEvery > 0 && ++sinceRestore % restoreEvery == 0) {
+                    // a task migration: every model rebuilt from what its store holds
+                    for (Map.Entry<String, LatencyDetector> e : detectors.entrySet()) {
+                        LatencyDetector fresh = factory.get();
+                        fresh.restore(stores.get(e.getKey()));
+                        e.setValue(fresh);
+                    }
+                }
                 judged++;
                 if (System.getenv("OFFLINE_ALL") != null && a.verdict() != Verdict.OUTLIER) {
                     w.write(String.format(Locale.ROOT, "{\"instance\":\"%s\",\"step_id\":%d,\"verdict\":\"%s\",\"ratio\":%.4f,\"expected_ms\":%.3f,\"bound_ms\":%.3f}%n",

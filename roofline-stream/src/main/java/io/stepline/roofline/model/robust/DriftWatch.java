@@ -156,6 +156,11 @@ public final class DriftWatch {
         filled = 0;
     }
 
+    /** Whether the last observe completed a block (which changes the blocks the state holds). */
+    boolean completedBlock() {
+        return completed != null;
+    }
+
     /** Quantised residuals of the tail-eligible steps of the block the last observe completed (empty if none). */
     int[] completedTailResiduals() {
         if (completed == null) {
