@@ -15,6 +15,7 @@ import java.util.Properties;
 import java.util.Random;
 
 import io.opentelemetry.proto.common.v1.KeyValue;
+import io.opentelemetry.proto.resource.v1.Resource;
 import io.opentelemetry.proto.trace.v1.Span;
 import io.opentelemetry.proto.trace.v1.TracesData;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -113,6 +114,22 @@ class IngestTopologyTest {
         assertThat(r.getPhases()).filteredOn(p -> p.getName().equals("ModelRunner::Forward")).extracting(p -> p.getRank()).containsExactlyInAnyOrder(0, 1);
         assertThat(steps.getQueueSize()).isZero();
         assertThat(dlq.isEmpty()).isTrue();
+    }
+
+    @Test
+    void aProducerWithoutPhaseSpansHasItsStepsLeaveInOrderWhenItsFirstStepLeaves() {
+        // until an instance's first step leaves, its steps wait for phase spans it may never send; when the
+        // first leaves (the reorder window), the ones held since leave with it, before any that comes later
+        Resource r = Otlp.resource("vllm-np", "decode", 1);
+        in.pipeInput(null, Otlp.traces(r, "s", Otlp.formAStep(0, 1, T0, 9_000_000).subList(0, 1)).toByteArray());
+        run(driver, Duration.ofMillis(500));
+        for (int i = 1; i <= 3; i++) {
+            in.pipeInput(null, Otlp.traces(r, "s", Otlp.formAStep(i, 1, T0 + i * 10_000_000L, 9_000_000).subList(0, 1)).toByteArray());
+        }
+        assertThat(steps.isEmpty()).as("all held: no step of this instance has left yet").isTrue();
+        run(driver, Duration.ofMillis(750));
+        in.pipeInput(null, Otlp.traces(r, "s", Otlp.formAStep(4, 1, T0 + 40_000_000L, 9_000_000).subList(0, 1)).toByteArray());
+        assertThat(steps()).extracting(StepRecord::getStepId).containsExactly(0L, 1L, 2L, 3L, 4L);
     }
 
     @Test

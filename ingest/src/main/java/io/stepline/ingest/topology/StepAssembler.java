@@ -468,6 +468,7 @@ public final class StepAssembler {
     public void expire(long nowMs, State state, Output out) {
         // steps leave in step order, not in the order of their keys (span ids): the detector reads them in this order
         List<StepRecord> due = new ArrayList<>();
+        Set<String> firstLeft = new HashSet<>();
         for (Map.Entry<String, byte[]> e : state.withPrefix("p|")) {
             if (nowMs - arrival(e.getValue()) >= windowMs) {
                 state.delete(e.getKey());
@@ -477,9 +478,37 @@ public final class StepAssembler {
                     id = InstanceIdentity.of(held.getResource());
                     List<FragmentSpan> spans = FragmentSpan.of(held.getScopeSpans(0).getSpansList());
                     due.add(StepMapper.formA(spans.get(0), spans.subList(1, spans.size()), id));
+                    if (phasesSent(id.instanceId(), state) < 0) {
+                        firstLeft.add(id.instanceId());
+                    }
                     recordPhases(id.instanceId(), state, spans.size() - 1);
                 } catch (Rejection r) {
                     out.reject(r, held.toByteArray(), id == null ? null : id.instanceId());
+                }
+            }
+        }
+        if (!firstLeft.isEmpty()) {
+            // An instance's first step has just left, so its steps now wait only for as many phases as it sends:
+            // the ones held since are complete, and leave now with it, in order. Left waiting for their own
+            // window, they would leave after steps that arrive later and pass at once (a producer without phase
+            // spans: the detector read its first seconds out of order, differently on every replay).
+            for (Map.Entry<String, byte[]> e : state.withPrefix("p|")) {
+                String inst = e.getKey().substring(2, e.getKey().lastIndexOf('|'));
+                if (!firstLeft.contains(inst)) {
+                    continue;
+                }
+                ResourceSpans held = parse(e.getValue());
+                try {
+                    InstanceIdentity id = InstanceIdentity.of(held.getResource());
+                    List<FragmentSpan> spans = FragmentSpan.of(held.getScopeSpans(0).getSpansList());
+                    List<FragmentSpan> phases = spans.subList(1, spans.size());
+                    if (complete(phases, id, phasesSent(inst, state))) {
+                        state.delete(e.getKey());
+                        due.add(StepMapper.formA(spans.get(0), phases, id));
+                    }
+                } catch (Rejection r) {
+                    state.delete(e.getKey());
+                    out.reject(r, held.toByteArray(), inst);
                 }
             }
         }
