@@ -146,17 +146,24 @@ public final class BenchCommand implements Callable<Integer> {
 
     /** Fills otlp_spans (and stepline.kernels) with the simulated traffic of the throughput phase. */
     private BenchFigures.Traffic produce(String bs) throws Exception {
-        List<SimulationConfig.InstanceSpec> fleet = SimulationConfig.Builder.mixedInstances(instances, new int[] {1, 2});
-        SimulationConfig cfg = SimulationConfig.builder().seed(11).instances(fleet)
-                .durationS(seconds).poisson(3.0 * instances).kernelsPerRank(kernels).faults(FaultCampaign.random(11,
-                        fleet.stream().map(i -> new FaultCampaign.InstanceShape(i.role(), i.tp())).toList(), seconds, seconds / 3, 1, 2, 4, 0.5, 1, false))
-                .build();
+        SimulationConfig cfg = benchFleet(instances, seconds, kernels).build();
         spec.commandLine().getErr().println("producing simulated traffic to otlp_spans" + (kernels > 0 ? " and stepline.kernels" : "") + "...");
         long p0 = System.nanoTime();
         try (KafkaSink sink = new KafkaSink(bs, cfg.form(), 64, false)) {
             var summary = new Simulation(cfg).run(sink, null);
             return new BenchFigures.Traffic(summary.steps(), summary.kernelRecords(), summary.steps() / ((System.nanoTime() - p0) / 1e9));
         }
+    }
+
+    /**
+     * The bench's simulated fleet: {@code instances} mixed instances (TP 1 and 2) under Poisson load, a
+     * random fault campaign after the first third; callers add pacing.
+     */
+    public static SimulationConfig.Builder benchFleet(int instances, double seconds, int kernels) {
+        List<SimulationConfig.InstanceSpec> fleet = SimulationConfig.Builder.mixedInstances(instances, new int[] {1, 2});
+        return SimulationConfig.builder().seed(11).instances(fleet)
+                .durationS(seconds).poisson(3.0 * instances).kernelsPerRank(kernels).faults(FaultCampaign.random(11,
+                        fleet.stream().map(i -> new FaultCampaign.InstanceShape(i.role(), i.tp())).toList(), seconds, seconds / 3, 1, 2, 4, 0.5, 1, false));
     }
 
     /** The stage's rate, from its first output record to the last step's output (and, with the detector, the last kernel batch decided). */
@@ -248,7 +255,7 @@ public final class BenchCommand implements Callable<Integer> {
         return BenchFigures.Latency.of(stage.detects(), h.getTotalCount(), seconds, h.getValueAtPercentile(50) / 1e6, h.getValueAtPercentile(99) / 1e6);
     }
 
-    private static long peakHeap() {
+    static long peakHeap() {
         long sum = 0;
         for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
             if (pool.getType() == MemoryType.HEAP) {
@@ -258,7 +265,7 @@ public final class BenchCommand implements Callable<Integer> {
         return sum;
     }
 
-    private static long peakRss() {
+    static long peakRss() {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
                 if (line.startsWith("VmHWM:")) {

@@ -26,14 +26,14 @@ class SteplineCommandTest {
     void helpListsEverySubcommand() {
         Result r = run("--help");
         assertThat(r.code()).isZero();
-        for (String sub : new String[] {"demo", "run", "simulate", "ingest", "detect", "report", "replay", "bench", "evaluate"}) {
+        for (String sub : new String[] {"demo", "run", "simulate", "ingest", "detect", "report", "replay", "bench", "soak", "evaluate"}) {
             assertThat(r.out()).containsPattern("(?m)^\\s+" + sub + "\\s");
         }
     }
 
     @Test
     void everySubcommandHasHelp() {
-        for (String sub : new String[] {"demo", "run", "simulate", "ingest", "detect", "report", "replay", "bench", "evaluate"}) {
+        for (String sub : new String[] {"demo", "run", "simulate", "ingest", "detect", "report", "replay", "bench", "soak", "evaluate"}) {
             Result r = run(sub, "--help");
             assertThat(r.code()).as(sub).isZero();
             assertThat(r.out()).as(sub).contains("Usage: stepline " + sub);
@@ -53,6 +53,14 @@ class SteplineCommandTest {
         Result r = run("simulate", "--bogus=3");
         assertThat(r.code()).isEqualTo(2);
         assertThat(r.err()).contains("--bogus").contains("stepline simulate --help");
+    }
+
+    @Test
+    void soakRefusesANonPositiveDurationBeforeStartingAnything(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+        Result r = run("soak", "--minutes", "0", "--out", dir.resolve("soak").toString());
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err()).contains("--minutes, --instances and --speed must be positive");
+        assertThat(dir.resolve("soak")).doesNotExist();
     }
 
     @Test
