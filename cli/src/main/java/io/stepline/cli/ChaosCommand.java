@@ -36,7 +36,8 @@ public final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "" + CrashLoop.Settings.DEFAULT_SEED, description = "Seed of the kill schedule (default: ${DEFAULT-VALUE}).")
     long seed;
 
-    @Option(names = "--stages", split = ",", defaultValue = "ingest,detect", description = "Stages to kill (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--stages", split = ",", defaultValue = "ingest,detect",
+            description = "What to kill: ingest, detect and/or broker (restarted on its port and data directory; default: ${DEFAULT-VALUE}).")
     List<String> stages;
 
     @Option(names = "--kill-delay", defaultValue = "2:8", paramLabel = "MIN:MAX",
@@ -88,14 +89,24 @@ public final class ChaosCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--kill-delay must be MIN:MAX seconds, got '" + killDelay + "'");
             }
             List<CrashLoop.Stage> victims = new ArrayList<>();
-            stages.forEach(st -> victims.add(CrashLoop.Stage.of(st)));
+            boolean killBroker = false;
+            for (String st : stages) {
+                if (st.equalsIgnoreCase("broker")) {
+                    killBroker = true;
+                } else {
+                    victims.add(CrashLoop.Stage.of(st));
+                }
+            }
+            if (victims.isEmpty() && !killBroker) {
+                throw new IllegalArgumentException("--stages names nothing to kill: give ingest, detect and/or broker");
+            }
             if (instances < 1) {
                 throw new IllegalArgumentException("--instances must be >= 1, got " + instances);
             }
             int seconds = duration != null ? -1 : Math.max(60, 12 * kills);
             String simulated = duration != null ? duration : seconds + "s";
             int chunks = duration != null ? (int) Math.max(1, Duration.parse("PT" + duration.toUpperCase()).toSeconds()) : seconds;
-            settings = new CrashLoop.Settings().kills(kills, seed).victims(victims).partitions(partitions).heap(heap)
+            settings = new CrashLoop.Settings().kills(kills, seed).victims(victims).killBroker(killBroker).partitions(partitions).heap(heap)
                     .feedPause(Duration.ofMillis(feedPauseMs))
                     .killDelay(Duration.ofMillis((long) (Double.parseDouble(delay[0]) * 1000)), Duration.ofMillis((long) (Double.parseDouble(delay[1]) * 1000)))
                     .workload(new Workload.Settings(workloadSeed, instances, simulated, kernels), chunks)
@@ -128,6 +139,14 @@ public final class ChaosCommand implements Callable<Integer> {
                         s.length == 0 ? "never measured" : String.format("median %.2f s, max %.2f s over %d restarts (all: %s)",
                                 s[s.length / 2], s[s.length - 1], s.length, Arrays.toString(s)));
             }
+        }
+        double[] stalls = r.kills().stream().filter(k -> k.broker() && k.firstOutput() != null).mapToDouble(k -> k.firstOutput().toMillis() / 1000.0)
+                .sorted().toArray();
+        long brokerKills = r.kills().stream().filter(CrashLoop.Kill::broker).count();
+        if (brokerKills > 0) {
+            out.printf("broker  killed %d times; kill to the first committed verdict after it: %s%n", brokerKills,
+                    stalls.length == 0 ? "never measured" : String.format("median %.2f s, max %.2f s over %d restarts (all: %s)",
+                            stalls[stalls.length / 2], stalls[stalls.length - 1], stalls.length, Arrays.toString(stalls)));
         }
         r.differences().forEach(d -> out.println(d.describe()));
         out.println(r.identical() ? "committed output identical to the clean run" : "committed output DIFFERS from the clean run");

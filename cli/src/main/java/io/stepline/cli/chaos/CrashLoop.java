@@ -70,12 +70,20 @@ public final class CrashLoop {
                     return s;
                 }
             }
-            throw new IllegalArgumentException("stage must be ingest or detect, got '" + name + "'");
+            throw new IllegalArgumentException("stage must be ingest, detect or broker, got '" + name + "'");
         }
     }
 
-    /** One kill: which stage and process, when (seconds into the run), and how long until its first committed output after the restart (null: none came). */
-    public record Kill(Stage stage, String process, double atSeconds, Duration firstOutput) { }
+    /**
+     * One kill: which stage (null: the broker) and process, when (seconds into the run), and how long
+     * until the first committed output after the restart (null: none came): the stage's own output, or
+     * for the broker the first verdict, i.e. how long the pipeline stalled.
+     */
+    public record Kill(Stage stage, String process, double atSeconds, Duration firstOutput) {
+        public boolean broker() {
+            return stage == null;
+        }
+    }
 
     /** What a crash loop found. */
     public record Result(List<CommittedRecords.Difference> differences, List<Kill> kills, Duration cleanRun, Duration crashedRun) {
@@ -87,12 +95,20 @@ public final class CrashLoop {
     /** When, after a kill, the output is marked: see {@link FirstOutputWatch}. */
     static final long MARK_AFTER_KILL_MS = 500;
 
+    /** How long a restarted broker may take to be ready (log recovery after SIGKILL included). */
+    static final Duration BROKER_READY_TIMEOUT = Duration.ofSeconds(120);
+
     private final Settings s;
     private final Consumer<String> progress;
+    /** The broker process of the pipeline being run. */
+    private StageProcess broker;
 
     public CrashLoop(Settings settings, Consumer<String> progress) {
         this.s = Objects.requireNonNull(settings);
         this.progress = Objects.requireNonNull(progress);
+        if (s.victims.isEmpty() && !s.killBroker) {
+            throw new IllegalArgumentException("at least one stage or the broker to kill");
+        }
     }
 
     /** Simulates the workload, runs it clean and with kills in {@code workDir}, and compares the two. */
@@ -162,7 +178,16 @@ public final class CrashLoop {
             try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bs))) {
                 for (int k = 0; k < kills; k++) {
                     long delayMs = rng.nextLong(s.killDelayMin.toMillis(), s.killDelayMax.toMillis() + 1);
-                    Stage st = s.victims.get(rng.nextInt(s.victims.size()));
+                    int pick = rng.nextInt(s.victims.size() + (s.killBroker ? 1 : 0));
+                    if (pick == s.victims.size()) {
+                        Thread.sleep(delayMs);
+                        Kill kill = killBroker(bs, start, !feeding.isDone());
+                        killed.add(kill);
+                        progress.accept(String.format("kill %d/%d: broker at %.1f s, first verdict after it %s", k + 1, kills, kill.atSeconds(),
+                                kill.firstOutput() == null ? "none" : String.format("%.2f s", kill.firstOutput().toMillis() / 1000.0)));
+                        continue;
+                    }
+                    Stage st = s.victims.get(pick);
                     List<StageProcess> group = stages.get(st);
                     StageProcess p = group.get(rng.nextInt(group.size()));
                     Thread.sleep(delayMs);
@@ -219,6 +244,21 @@ public final class CrashLoop {
     }
 
     /**
+     * SIGKILLs the broker and starts it again on the same port and data directory, as an operator's
+     * restart after a crash; the stages are left to find it again by themselves. Measured: from the
+     * kill to the first verdict committed after it (how long the pipeline stalled).
+     */
+    private Kill killBroker(String bs, long runStart, boolean inputFlowing) throws Exception {
+        double at = (System.nanoTime() - runStart) / 1e9;
+        long killedAt = System.nanoTime();
+        broker.kill();
+        broker.start().awaitOutput(BrokerCommand.READY, BROKER_READY_TIMEOUT);
+        try (FirstOutputWatch watch = new FirstOutputWatch(bs, OutputTopic.VERDICTS.topicName(), null, killedAt)) {
+            return new Kill(null, "broker", at, watch.await(inputFlowing ? s.recoveryTimeout : Duration.ofSeconds(10)));
+        }
+    }
+
+    /**
      * The partitions of the stage's keyed input that process {@code name} holds now (its member name
      * plus Kafka Streams' thread suffix): its output goes to the same partitions, as both are keyed
      * by instance. Null (watch the whole topic) for a stage without one keyed input, or a process
@@ -249,7 +289,8 @@ public final class CrashLoop {
                     "--port", Integer.toString(port), "--partitions", Integer.toString(s.partitions)), dir.resolve("broker.log"), s.heap);
             all.add(broker);
             try {
-                broker.start().awaitOutput(BrokerCommand.READY, Duration.ofSeconds(120));
+                broker.start().awaitOutput(BrokerCommand.READY, BROKER_READY_TIMEOUT);
+                this.broker = broker;
                 return "127.0.0.1:" + port;
             } catch (IllegalStateException exited) {
                 if (attempt >= BROKER_START_ATTEMPTS) {
@@ -268,14 +309,19 @@ public final class CrashLoop {
 
     /** Validated crash-loop settings. */
     public static final class Settings {
+        /** SIGKILLs in one run: enough for both stages to die more than once in CrashLoopIT (the long run passes --kills 50). */
         public static final int DEFAULT_KILLS = 5;
+        /** Seed of the kill schedule (which stage, which process, how long after the last restart). */
         public static final long DEFAULT_SEED = 1;
         /** Pause between two chunks of the workload while stages are being killed. */
         public static final Duration DEFAULT_FEED_PAUSE = Duration.ofSeconds(1);
+        /** Shortest time from a restarted stage's first output to the next kill: the stage makes progress between kills. */
         public static final Duration DEFAULT_KILL_DELAY_MIN = Duration.ofSeconds(2);
+        /** Longest such time: several kills fit in a minute of paced input. */
         public static final Duration DEFAULT_KILL_DELAY_MAX = Duration.ofSeconds(8);
         /** Longest wait for a restarted stage's first output before the loop moves on (it is reported as none). */
         public static final Duration DEFAULT_RECOVERY_TIMEOUT = Duration.ofSeconds(120);
+        /** Longest wait, once the input is fed, for the stages to have consumed everything (then the run fails). */
         public static final Duration DEFAULT_FINISH_TIMEOUT = Duration.ofMinutes(10);
         /** Longer than the ingest stage's 2 s reorder window, whose last steps leave after the input is consumed. */
         public static final Duration DEFAULT_SETTLE = Duration.ofSeconds(5);
@@ -288,6 +334,7 @@ public final class CrashLoop {
         private Duration killDelayMin = DEFAULT_KILL_DELAY_MIN;
         private Duration killDelayMax = DEFAULT_KILL_DELAY_MAX;
         private List<Stage> victims = List.of(Stage.INGEST, Stage.DETECT);
+        private boolean killBroker;
         private int partitions = Topics.DEFAULT_PARTITIONS;
         private String heap = StageProcess.DEFAULT_HEAP;
         private Duration recoveryTimeout = DEFAULT_RECOVERY_TIMEOUT;
@@ -341,11 +388,15 @@ public final class CrashLoop {
             return this;
         }
 
+        /** The stages whose processes are killed (may be empty when the broker is). */
         public Settings victims(List<Stage> stages) {
-            if (stages.isEmpty()) {
-                throw new IllegalArgumentException("at least one stage to kill");
-            }
             this.victims = List.copyOf(stages);
+            return this;
+        }
+
+        /** Whether the broker is among the victims: killed and restarted on its port and data directory. */
+        public Settings killBroker(boolean on) {
+            this.killBroker = on;
             return this;
         }
 
