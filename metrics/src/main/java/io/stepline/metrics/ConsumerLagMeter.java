@@ -30,6 +30,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class ConsumerLagMeter implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ConsumerLagMeter.class);
+    /** How often the groups' lag is read from the broker: a Prometheus scrape interval apart at most. */
     public static final long DEFAULT_INTERVAL_MS = 5_000;
 
     private final MeterRegistry registry;

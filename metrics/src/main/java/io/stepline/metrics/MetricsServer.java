@@ -25,7 +25,9 @@ public final class MetricsServer implements AutoCloseable {
 
     /** The port OpenTelemetry's Prometheus exporter uses by default. */
     public static final int DEFAULT_PORT = 9464;
+    /** Loopback: the endpoint is reachable from other hosts only when the operator says so. */
     public static final String DEFAULT_BIND_ADDRESS = "127.0.0.1";
+    /** Prometheus' default scrape path. */
     public static final String DEFAULT_PATH = "/metrics";
 
     private final PrometheusMeterRegistry registry;

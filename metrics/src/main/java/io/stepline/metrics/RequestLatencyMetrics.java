@@ -20,6 +20,7 @@ import io.stepline.events.RequestEvent;
  * beyond {@link #DEFAULT_MAX_IN_FLIGHT}, so a lost FINISHED event cannot grow memory.
  */
 public final class RequestLatencyMetrics {
+    /** Requests between their first event and FINISHED that are remembered: a busy fleet's in-flight requests, a few MB. */
     public static final int DEFAULT_MAX_IN_FLIGHT = 100_000;
 
     private final Timer ttft;

@@ -38,6 +38,7 @@ public final class Detections {
     /** A line mentioning one of these reports a sustained regression on its instance. */
     public static final List<String> SUSTAINED_WORDS = List.of("SUSTAIN", "DRIFT", "REGRESSION");
 
+    /** A line that names neither verdict nor kind is a flagged step (what a plain list of detections means). */
     private static final JsonNode DEFAULT_VERDICT = TextNode.valueOf("OUTLIER");
 
     private final Map<String, Set<Long>> flaggedByInstance = new HashMap<>();

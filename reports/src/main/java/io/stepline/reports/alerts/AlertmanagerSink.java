@@ -56,6 +56,7 @@ public final class AlertmanagerSink implements IncidentReporter.Publisher, AutoC
     public static final Duration DEFAULT_REFRESH_INTERVAL = Duration.ofMinutes(1);
     /** How long a sustained regression's alert fires. */
     public static final Duration DEFAULT_DRIFT_TTL = Duration.ofHours(1);
+    /** Tries per post before it is dropped and counted: rides out an Alertmanager restart without holding up later alerts for long. */
     public static final int DEFAULT_MAX_ATTEMPTS = 3;
     static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(10);
 

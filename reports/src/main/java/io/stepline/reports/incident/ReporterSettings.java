@@ -10,6 +10,7 @@ public record ReporterSettings(Path outDir, double ttftSloS, double tpotSloS, in
                                long alertIntervalNs, long liveCloseDelayMs) {
     /** StriaTrace's production SLOs. */
     public static final double DEFAULT_TTFT_SLO_S = 10;
+    /** StriaTrace's production SLO for the time per output token. */
     public static final double DEFAULT_TPOT_SLO_S = 0.1;
     /** At most one alert per instance per minute of incident time; the rest are counted. */
     public static final long DEFAULT_ALERT_INTERVAL_NS = 60_000_000_000L;

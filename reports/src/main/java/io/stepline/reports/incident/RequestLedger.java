@@ -14,7 +14,9 @@ import io.stepline.events.RequestEvent;
  * snapshots), and each request's latency (from journey events or its llm_request summary).
  */
 public final class RequestLedger {
+    /** Requests whose latency is remembered; the oldest are forgotten beyond (a few minutes of a busy fleet). */
     public static final int DEFAULT_MAX_REQUESTS = 200_000;
+    /** Steps whose request lists are remembered; the oldest are forgotten beyond. */
     public static final int DEFAULT_MAX_STEPS = 200_000;
 
     private final Map<String, Set<String>> requestsByStep;

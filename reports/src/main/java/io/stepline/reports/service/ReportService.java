@@ -43,6 +43,7 @@ import io.stepline.schemas.Topics;
  */
 public final class ReportService implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ReportService.class);
+    /** Consumer group of the reporter's inputs (stepline demo and run use a group of their own per run). */
     public static final String DEFAULT_GROUP_ID = "stepline-reports";
 
     private final ReporterSettings settings;

@@ -21,9 +21,13 @@ import io.stepline.events.Verdict;
  */
 public final class PaperRoofline implements LatencyDetector {
     public static final String KIND = "paper";
+    /** Steps in the rolling window (the paper's sliding window: about two minutes of one instance's 30 ms steps). */
     public static final int DEFAULT_WINDOW = 4096;
+    /** Steps between refits of the line. */
     public static final int DEFAULT_REFIT_EVERY = 256;
+    /** Steps a token-count bucket needs before its P99 counts (fewer make the P99 a maximum). */
     public static final int DEFAULT_MIN_BUCKET_POINTS = 20;
+    /** Buckets with a P99 needed for the first line (WARMING_UP until then). */
     public static final int DEFAULT_MIN_BUCKETS = 3;
 
     private final int minBucketPoints;

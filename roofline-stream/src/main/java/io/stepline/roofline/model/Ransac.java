@@ -13,7 +13,9 @@ import org.apache.commons.math3.stat.regression.OLSMultipleLinearRegression;
  * latency noise is multiplicative. Deterministic for a given seed.
  */
 public final class Ransac {
+    /** Random minimal subsets tried per fit: with a third of the points outliers, the chance that none of 64 two-point subsets is clean is below 1e-10. */
     public static final int DEFAULT_ITERATIONS = 64;
+    /** A point within 15% of a candidate line is in its consensus set (step latency noise is multiplicative). */
     public static final double DEFAULT_TOLERANCE = 0.15;
 
     private final int iterations;
