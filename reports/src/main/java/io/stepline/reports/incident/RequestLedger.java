@@ -101,8 +101,10 @@ public final class RequestLedger {
             Double ttft = null;
             Double tpot = null;
             if (l != null) {
-                ttft = l[4] >= 0 ? l[4] : (l[0] >= 0 && l[1] >= 0 ? (l[1] - l[0]) / 1e9 : null);
-                tpot = l[5] >= 0 ? l[5] : (l[1] >= 0 && l[2] >= 0 && l[3] > 1 ? (l[2] - l[1]) / 1e9 / (l[3] - 1) : null);
+                // boxed on both sides: a conditional of double and Double unboxes, and a request with one of its
+                // times unknown threw a NullPointerException here
+                ttft = l[4] >= 0 ? Double.valueOf(l[4]) : l[0] >= 0 && l[1] >= 0 ? Double.valueOf((l[1] - l[0]) / 1e9) : null;
+                tpot = l[5] >= 0 ? Double.valueOf(l[5]) : l[1] >= 0 && l[2] >= 0 && l[3] > 1 ? Double.valueOf((l[2] - l[1]) / 1e9 / (l[3] - 1)) : null;
             }
             List<String> violations = new ArrayList<>();
             if (ttft != null && ttft > ttftSlo) {
