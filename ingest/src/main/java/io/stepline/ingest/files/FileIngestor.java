@@ -125,6 +125,9 @@ public final class FileIngestor implements AutoCloseable {
                 return protoFrames(file, in);
             }
             return jsonLines(file, new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8), 1 << 20));
+        } catch (java.util.zip.ZipException | java.io.EOFException e) {
+            // a compressed file broken or cut short: what was read before the break is sent; say which file
+            throw new IOException(file + ": compressed stream broken (" + e.getMessage() + "); the lines before the break were read", e);
         }
     }
 
