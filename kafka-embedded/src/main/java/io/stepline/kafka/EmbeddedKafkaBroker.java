@@ -77,6 +77,8 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     private boolean tempDir;
     private KafkaRaftServer server;
     private String bootstrapServers;
+    private Admin sweeperAdmin;
+    private HangingTransactionSweeper sweeper;
 
     private EmbeddedKafkaBroker(Builder b) {
         this.configuredDataDir = b.dataDir;
@@ -133,6 +135,8 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
             if (provisionTopics) {
                 createTopics(Topics.all(partitions, (short) 1));
             }
+            sweeperAdmin = admin();
+            sweeper = new HangingTransactionSweeper(sweeperAdmin).start();
             log.info("Embedded Kafka broker ready on {} (data in {})", bootstrapServers, dataDir);
             return this;
         } catch (Exception e) {
@@ -247,6 +251,14 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
 
     @Override
     public synchronized void close() {
+        if (sweeper != null) {
+            sweeper.close();
+            sweeper = null;
+        }
+        if (sweeperAdmin != null) {
+            sweeperAdmin.close(Duration.ofSeconds(5));
+            sweeperAdmin = null;
+        }
         if (server != null) {
             try {
                 server.shutdown();
