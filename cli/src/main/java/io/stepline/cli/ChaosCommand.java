@@ -22,9 +22,10 @@ import io.stepline.cli.chaos.Workload;
 
 /** {@code stepline chaos}: the crash loop of issue 16 at any length (CrashLoopIT runs it with five kills). */
 @Command(name = "chaos", mixinStandardHelpOptions = true,
-        description = {"Crash loop: broker, ingest and detect as three processes; a simulated workload run once cleanly and once while a",
+        description = {"Crash loop: broker, ingest and detect (and report) as processes; a simulated workload run once cleanly and once while a",
             "seeded schedule kills a stage with SIGKILL (kill -9) and restarts it; then the committed stepline.steps, stepline.verdicts",
-            "and stepline.anomalies of both runs compared record for record, and each restart's time to its first output.",
+            "and stepline.anomalies of both runs (and the report stage's incidents, alerts and incidents.jsonl) compared record for",
+            "record, and each restart's time to its first output.",
             "Exit code 0 if identical, 1 if not."})
 public final class ChaosCommand implements Callable<Integer> {
     @Spec
@@ -36,8 +37,15 @@ public final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--seed", defaultValue = "" + CrashLoop.Settings.DEFAULT_SEED, description = "Seed of the kill schedule (default: ${DEFAULT-VALUE}).")
     long seed;
 
-    @Option(names = "--stages", split = ",", defaultValue = "ingest,detect", description = "Stages to kill (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--stages", split = ",", defaultValue = "ingest,detect",
+            description = "Stages to kill: ingest, detect, report (default: ${DEFAULT-VALUE}); report also runs the report stage.")
     List<String> stages;
+
+    @Option(names = "--http-feed", description = "Feed the workload to ingest's OTLP/HTTP receiver, retrying until it answers 200 (implied by --stages broker).")
+    boolean httpFeed;
+
+    @Option(names = "--reports", description = "Also run stepline report, and compare its incidents, alerts and incidents.jsonl with the clean run's.")
+    boolean reports;
 
     @Option(names = "--kill-delay", defaultValue = "2:8", paramLabel = "MIN:MAX",
             description = "Seconds from a restarted stage's first output to the next kill, drawn uniformly (default: ${DEFAULT-VALUE}).")
@@ -100,6 +108,12 @@ public final class ChaosCommand implements Callable<Integer> {
                     .killDelay(Duration.ofMillis((long) (Double.parseDouble(delay[0]) * 1000)), Duration.ofMillis((long) (Double.parseDouble(delay[1]) * 1000)))
                     .workload(new Workload.Settings(workloadSeed, instances, simulated, kernels), chunks)
                     .processes(CrashLoop.Stage.DETECT, detectProcesses);
+            if (reports) {
+                settings.reports(true);
+            }
+            if (httpFeed) {
+                settings.httpFeed(true);
+            }
             if (ingestArgs != null) {
                 settings.stageArgs(CrashLoop.Stage.INGEST, ingestArgs);
             }
@@ -128,6 +142,10 @@ public final class ChaosCommand implements Callable<Integer> {
                         s.length == 0 ? "never measured" : String.format("median %.2f s, max %.2f s over %d restarts (all: %s)",
                                 s[s.length / 2], s[s.length - 1], s.length, Arrays.toString(s)));
             }
+        }
+        r.kills().stream().filter(k -> k.stage() == CrashLoop.Stage.BROKER).forEach(k -> out.println(k.detail()));
+        if (r.crashedFacts() != null) {
+            out.println("process starts in the run with kills: " + r.crashedFacts().starts());
         }
         r.differences().forEach(d -> out.println(d.describe()));
         out.println(r.identical() ? "committed output identical to the clean run" : "committed output DIFFERS from the clean run");

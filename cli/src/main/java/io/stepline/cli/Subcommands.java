@@ -25,6 +25,7 @@ final class Subcommands {
         top.addSubcommand("bench", new BenchCommand());
         top.addSubcommand("broker", new io.stepline.kafka.cli.BrokerCommand());
         top.addSubcommand("chaos", new ChaosCommand());
+        top.addSubcommand("soak", new SoakCommand());
         top.addSubcommand("evaluate", new io.stepline.evaluation.cli.EvaluateCommand());
     }
 }
