@@ -109,7 +109,7 @@ public final class Soak {
                     "--kernels", Integer.toString(s.kernelsPerRank)), "1g");
             sim.start();
             for (StageProcess p : all) {
-                probes.put(p.name(), JvmProbe.attach(p.pid()));
+                probes.put(p.name(), attach(p));
             }
             progress.accept(String.format("load: %d simulated instances in real time for %d s; sampling every %d s into %s", s.instances,
                     s.duration.toSeconds(), s.interval.toSeconds(), dir.resolve("soak.csv")));
@@ -157,6 +157,20 @@ public final class Soak {
                 Runtime.getRuntime().removeShutdownHook(reaper);
             } catch (IllegalStateException shuttingDown) {
                 // the hook is running or has run
+            }
+        }
+    }
+
+    /** Attaches to a child JVM, giving one that has only just started a few seconds to take the attach. */
+    private static JvmProbe attach(StageProcess p) throws Exception {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return JvmProbe.attach(p.pid());
+            } catch (Exception e) {
+                if (attempt >= 10) {
+                    throw e;
+                }
+                Thread.sleep(1000);
             }
         }
     }

@@ -322,9 +322,24 @@ public final class ReportService implements AutoCloseable {
     /** An anomaly or retained kernel batch read: its offset, instance, time and whether it is a baseline batch. */
     private record Held(long offset, String instance, long timeNs, boolean baseline) {}
 
+    /**
+     * Most records remembered per partition. An incident of an instance that stopped sending steps
+     * stays open (live mode closes it when the instance moves on), and would hold the commit back
+     * for good: past this many records the oldest is let go, and a crash then may lose that incident.
+     */
+    static final int MAX_HELD_PER_PARTITION = 200_000;
+    private final Set<TopicPartition> overHeld = new HashSet<>();
+
     private void hold(ConsumerRecord<String, byte[]> r, String instance, long timeNs, boolean baseline) {
-        held.computeIfAbsent(new TopicPartition(r.topic(), r.partition()), k -> new java.util.ArrayDeque<>())
-                .addLast(new Held(r.offset(), instance, timeNs, baseline));
+        java.util.ArrayDeque<Held> h = held.computeIfAbsent(new TopicPartition(r.topic(), r.partition()), k -> new java.util.ArrayDeque<>());
+        h.addLast(new Held(r.offset(), instance, timeNs, baseline));
+        if (h.size() > MAX_HELD_PER_PARTITION) {
+            Held dropped = h.removeFirst();
+            if (overHeld.add(new TopicPartition(r.topic(), r.partition()))) { // once per partition
+                log.warn("{}-{}: more than {} records held for open incidents; letting the oldest go (from offset {}, instance {})", r.topic(),
+                        r.partition(), MAX_HELD_PER_PARTITION, dropped.offset(), dropped.instance());
+            }
+        }
     }
 
     private void dispatch(ConsumerRecord<String, byte[]> r) {
