@@ -22,9 +22,10 @@ import io.stepline.cli.chaos.Workload;
 
 /** {@code stepline chaos}: the crash loop of issue 16 at any length (CrashLoopIT runs it with five kills). */
 @Command(name = "chaos", mixinStandardHelpOptions = true,
-        description = {"Crash loop: broker, ingest and detect as three processes; a simulated workload run once cleanly and once while a",
+        description = {"Crash loop: broker, ingest and detect (and report) as processes; a simulated workload run once cleanly and once while a",
             "seeded schedule kills a stage with SIGKILL (kill -9) and restarts it; then the committed stepline.steps, stepline.verdicts",
-            "and stepline.anomalies of both runs compared record for record, and each restart's time to its first output.",
+            "and stepline.anomalies of both runs (and the report stage's incidents, alerts and incidents.jsonl) compared record for",
+            "record, and each restart's time to its first output.",
             "Exit code 0 if identical, 1 if not."})
 public final class ChaosCommand implements Callable<Integer> {
     @Spec
@@ -37,8 +38,14 @@ public final class ChaosCommand implements Callable<Integer> {
     long seed;
 
     @Option(names = "--stages", split = ",", defaultValue = "ingest,detect",
-            description = "What to kill: ingest, detect and/or broker (restarted on its port and data directory; default: ${DEFAULT-VALUE}).")
+            description = "Stages to kill: ingest, detect, report (default: ${DEFAULT-VALUE}); report also runs the report stage.")
     List<String> stages;
+
+    @Option(names = "--http-feed", description = "Feed the workload to ingest's OTLP/HTTP receiver, retrying until it answers 200 (implied by --stages broker).")
+    boolean httpFeed;
+
+    @Option(names = "--reports", description = "Also run stepline report, and compare its incidents, alerts and incidents.jsonl with the clean run's.")
+    boolean reports;
 
     @Option(names = "--kill-delay", defaultValue = "2:8", paramLabel = "MIN:MAX",
             description = "Seconds from a restarted stage's first output to the next kill, drawn uniformly (default: ${DEFAULT-VALUE}).")
@@ -89,28 +96,24 @@ public final class ChaosCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--kill-delay must be MIN:MAX seconds, got '" + killDelay + "'");
             }
             List<CrashLoop.Stage> victims = new ArrayList<>();
-            boolean killBroker = false;
-            for (String st : stages) {
-                if (st.equalsIgnoreCase("broker")) {
-                    killBroker = true;
-                } else {
-                    victims.add(CrashLoop.Stage.of(st));
-                }
-            }
-            if (victims.isEmpty() && !killBroker) {
-                throw new IllegalArgumentException("--stages names nothing to kill: give ingest, detect and/or broker");
-            }
+            stages.forEach(st -> victims.add(CrashLoop.Stage.of(st)));
             if (instances < 1) {
                 throw new IllegalArgumentException("--instances must be >= 1, got " + instances);
             }
             int seconds = duration != null ? -1 : Math.max(60, 12 * kills);
             String simulated = duration != null ? duration : seconds + "s";
             int chunks = duration != null ? (int) Math.max(1, Duration.parse("PT" + duration.toUpperCase()).toSeconds()) : seconds;
-            settings = new CrashLoop.Settings().kills(kills, seed).victims(victims).killBroker(killBroker).partitions(partitions).heap(heap)
+            settings = new CrashLoop.Settings().kills(kills, seed).victims(victims).partitions(partitions).heap(heap)
                     .feedPause(Duration.ofMillis(feedPauseMs))
                     .killDelay(Duration.ofMillis((long) (Double.parseDouble(delay[0]) * 1000)), Duration.ofMillis((long) (Double.parseDouble(delay[1]) * 1000)))
                     .workload(new Workload.Settings(workloadSeed, instances, simulated, kernels), chunks)
                     .processes(CrashLoop.Stage.DETECT, detectProcesses);
+            if (reports) {
+                settings.reports(true);
+            }
+            if (httpFeed) {
+                settings.httpFeed(true);
+            }
             if (ingestArgs != null) {
                 settings.stageArgs(CrashLoop.Stage.INGEST, ingestArgs);
             }
@@ -140,13 +143,9 @@ public final class ChaosCommand implements Callable<Integer> {
                                 s[s.length / 2], s[s.length - 1], s.length, Arrays.toString(s)));
             }
         }
-        double[] stalls = r.kills().stream().filter(k -> k.broker() && k.firstOutput() != null).mapToDouble(k -> k.firstOutput().toMillis() / 1000.0)
-                .sorted().toArray();
-        long brokerKills = r.kills().stream().filter(CrashLoop.Kill::broker).count();
-        if (brokerKills > 0) {
-            out.printf("broker  killed %d times; kill to the first committed verdict after it: %s%n", brokerKills,
-                    stalls.length == 0 ? "never measured" : String.format("median %.2f s, max %.2f s over %d restarts (all: %s)",
-                            stalls[stalls.length / 2], stalls[stalls.length - 1], stalls.length, Arrays.toString(stalls)));
+        r.kills().stream().filter(k -> k.stage() == CrashLoop.Stage.BROKER).forEach(k -> out.println(k.detail()));
+        if (r.crashedFacts() != null) {
+            out.println("process starts in the run with kills: " + r.crashedFacts().starts());
         }
         r.differences().forEach(d -> out.println(d.describe()));
         out.println(r.identical() ? "committed output identical to the clean run" : "committed output DIFFERS from the clean run");

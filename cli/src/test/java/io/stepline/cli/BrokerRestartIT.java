@@ -3,6 +3,7 @@ package io.stepline.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
@@ -10,35 +11,38 @@ import org.junit.jupiter.api.io.TempDir;
 
 import io.stepline.cli.chaos.CommittedRecords;
 import io.stepline.cli.chaos.CrashLoop;
-import io.stepline.cli.chaos.OutputTopic;
+import io.stepline.cli.chaos.Workload;
 
 /**
- * Issue 16, item 3, the CI form: the broker process SIGKILLed twice under load and started again on
- * its port and data directory, the ingest and detect processes left to find it by themselves. Asserted:
- * they do (a verdict after each kill), and no step or verdict of the clean run is missing. Not asserted:
- * that nothing is repeated. A ten-kill run (docs/BENCHMARKS.md, "Broker restarts") committed 88 steps
- * and 423 verdicts twice, so exactly-once does not hold across a killed broker in this setup yet; the
- * test prints the comparison. The long form is {@code stepline chaos --stages broker,ingest,detect}.
+ * Issue 16, item 3, the CI form: the broker ({@code stepline broker --data-dir}, a process of its
+ * own) stopped with SIGTERM and then killed with SIGKILL while the workload is fed to ingest's
+ * OTLP/HTTP receiver, and started again on its port and data each time. The stages are never
+ * restarted: they must recover by themselves. Every export was answered 200 in the end (an export
+ * answered 503 or not at all is sent again, as an exporter does), and the committed steps, verdicts
+ * and anomalies equal a clean run's, record for record: nothing the receiver acknowledged was lost,
+ * nothing doubled. The long form is {@code stepline chaos --stages broker}.
  */
 class BrokerRestartIT {
     @TempDir
     Path tmp;
 
     @Test
-    void stagesFindARestartedBrokerByThemselvesAndNothingIsLost() throws Exception {
-        CrashLoop.Settings settings = new CrashLoop.Settings().kills(2, 3).victims(List.of()).killBroker(true);
-        CrashLoop.Result r = new CrashLoop(settings, line -> System.out.println("broker restarts: " + line)).run(tmp);
-        r.differences().forEach(d -> System.out.println("broker restarts: " + d.describe()));
+    void stagesRecoverByThemselvesFromABrokerStopAndKillAndNothingAcknowledgedIsLost() throws Exception {
+        CrashLoop.Settings settings = new CrashLoop.Settings().workload(new Workload.Settings(7, 4, "40s", 0), 40)
+                .victims(List.of(CrashLoop.Stage.BROKER)).kills(2, 3).killDelay(Duration.ofSeconds(3), Duration.ofSeconds(6));
+        CrashLoop.Result r = new CrashLoop(settings, line -> System.out.println("broker restart: " + line)).run(tmp);
+        r.differences().forEach(d -> System.out.println("broker restart: " + d.describe()));
 
-        assertThat(r.kills()).hasSize(2).allMatch(CrashLoop.Kill::broker);
-        // the stages found the restarted broker by themselves and wrote verdicts again
-        assertThat(r.kills()).allSatisfy(k -> assertThat(k.firstOutput()).as("first verdict after the kill at %.1f s", k.atSeconds()).isNotNull());
+        assertThat(r.kills()).extracting(CrashLoop.Kill::process).containsExactly("broker (stop)", "broker (kill -9)");
+        // the pipeline wrote verdicts again after each restart of the broker, and says how long it stalled
+        assertThat(r.kills()).allSatisfy(k -> assertThat(k.firstOutput()).as(k.detail()).isNotNull());
+        // the stages were started once: they rode out the broker's absence by themselves
+        assertThat(r.crashedFacts().starts()).containsEntry("ingest", 1).containsEntry("detect", 1).containsEntry("broker", 3);
+        // every export was answered 200 in the end
+        assertThat(r.crashedFacts().httpFeed().accepted()).isGreaterThan(500);
         for (CommittedRecords.Difference d : r.differences()) {
             assertThat(d.cleanRecords()).as("clean %s", d.topic()).isPositive();
-        }
-        for (CommittedRecords.Difference d : r.differences().subList(0, 2)) { // steps and verdicts
-            assertThat(d.topic()).isIn(OutputTopic.STEPS, OutputTopic.VERDICTS);
-            assertThat(d.missing()).as("%s missing", d.topic().topicName()).isEmpty();
+            assertThat(d.describe()).as(d.topic().topicName()).endsWith("identical");
         }
     }
 }

@@ -121,7 +121,7 @@ class ReceiverFuzzIT {
     }
 
     /** Whether the receiver's decoder reads the case (it answers 200 then, partial success or not). */
-    private static boolean decodes(HostileInputs.Case c) {
+    static boolean decodes(HostileInputs.Case c) {
         try {
             if (c.json()) {
                 OtlpDecoder.json(c.bytes());
@@ -134,7 +134,7 @@ class ReceiverFuzzIT {
         }
     }
 
-    private static int post(HttpClient http, URI uri, String ct, byte[] body, String encoding) throws Exception {
+    static int post(HttpClient http, URI uri, String ct, byte[] body, String encoding) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(uri).POST(HttpRequest.BodyPublishers.ofByteArray(body));
         if (!ct.isEmpty()) {
             b.header("Content-Type", ct);
@@ -167,7 +167,7 @@ class ReceiverFuzzIT {
         }
     }
 
-    private static byte[] gzip(byte[] data) throws Exception {
+    static byte[] gzip(byte[] data) throws Exception {
         ByteArrayOutputStream bos = new ByteArrayOutputStream();
         try (GZIPOutputStream gz = new GZIPOutputStream(bos)) {
             gz.write(data);

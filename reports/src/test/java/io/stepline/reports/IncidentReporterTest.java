@@ -36,6 +36,7 @@ import io.stepline.events.StepRecord;
 import io.stepline.events.StepVerdict;
 import io.stepline.events.Verdict;
 import io.stepline.reports.incident.IncidentReporter;
+import io.stepline.reports.incident.IncidentReport;
 import io.stepline.reports.incident.ReporterSettings;
 
 class IncidentReporterTest {
@@ -301,5 +302,87 @@ class IncidentReporterTest {
         feed(r2, "i-1");
         assertThat(second.incidents).hasSize(3);
         assertThat(second.alertIds).isEmpty();
+    }
+
+    @Test
+    void aReporterRestartedOnItsDirectoryListsEachIncidentOnceAndKeepsTheEarlierOnesInItsIndex() throws Exception {
+        IncidentReporter r1 = new IncidentReporter(ReporterSettings.defaults(out), new Collect());
+        feed(r1, "i-1");
+        List<String> lines = java.nio.file.Files.readAllLines(out.resolve("incidents.jsonl"));
+        assertThat(lines).hasSize(3);
+
+        // a crash before the input offsets moved past these incidents: the restarted reporter closes them again
+        IncidentReporter r2 = new IncidentReporter(ReporterSettings.defaults(out), new Collect());
+        assertThat(r2.reports()).extracting(IncidentReport::incidentId).containsExactly("i-1-200", "i-1-300", "i-1-350");
+        feed(r2, "i-1");
+        assertThat(java.nio.file.Files.readAllLines(out.resolve("incidents.jsonl"))).isEqualTo(lines);
+        assertThat(r2.reports()).extracting(IncidentReport::incidentId).containsExactlyInAnyOrder("i-1-200", "i-1-300", "i-1-350");
+        // a second instance after the restart: listed after the earlier ones, and the index shows all of them
+        feed(r2, "i-2");
+        assertThat(java.nio.file.Files.readAllLines(out.resolve("incidents.jsonl"))).hasSize(6);
+        String index = java.nio.file.Files.readString(out.resolve("index.html"));
+        assertThat(index).contains("i-1-200", "i-1-350", "i-2-200");
+    }
+
+    @Test
+    void theStepsOpenIncidentsHoldAreTheOnesARestartMustReadAgain() {
+        IncidentReporter r = new IncidentReporter(ReporterSettings.defaults(out), new Collect());
+        assertThat(r.heldSinceNs("i-1")).isEqualTo(Long.MAX_VALUE);
+        long t0 = 1_767_225_600_000_000_000L;
+        for (long i = 0; i < 205; i++) {
+            long start = t0 + i * 10_000_000L;
+            boolean bad = i >= 200;
+            long lat = bad ? 30_000_000L : 10_000_000L;
+            StepRecord s = step("i-1", i, start, lat);
+            r.accept(s);
+            if (bad) {
+                r.accept(Anomaly.newBuilder().setAnomalyId("i-1/" + i).setInstanceId("i-1").setKind(AnomalyKind.OUTLIER)
+                        .setSeverity(Severity.HIGH).setStartUnixNano(start).setEndUnixNano(start + lat).setStepId(i).setLatencyNs(lat)
+                        .setExpectedNs(10e6).setBoundNs(13e6).setDeviationRatio(3.0).setModelKind("robust").setModelVersion(3).setStep(s).build());
+            }
+        }
+        // the run that began at step 200 is open: everything from its first step on is held
+        assertThat(r.heldSinceNs("i-1")).isEqualTo(t0 + 200 * 10_000_000L);
+        assertThat(r.heldSinceNs("i-2")).isEqualTo(Long.MAX_VALUE);
+        r.flush();
+        // written: nothing held any more
+        assertThat(r.heldSinceNs("i-1")).isEqualTo(Long.MAX_VALUE);
+    }
+
+    @Test
+    void aRestartedReporterGoesOnWithTheAlertRateLimitWhereTheLastProcessLeftIt() {
+        Collect first = new Collect();
+        IncidentReporter r1 = new IncidentReporter(ReporterSettings.defaults(out), first);
+        feed(r1, "i-1");
+        // one alert a minute per instance: the incidents at steps 300 and 350 come 1 and 1.5 s after the alerted one
+        assertThat(first.alertIds).containsExactly("i-1-200");
+        assertThat(r1.suppressedAlerts()).isEqualTo(2);
+
+        // restarted after the alert for step 200 was sent, with only the later incidents to close again
+        Collect second = new Collect();
+        IncidentReporter r2 = new IncidentReporter(ReporterSettings.defaults(out.resolve("again")), second);
+        r2.alreadyAlerted(Set.of("i-1-200"));
+        r2.lastAlerted(Map.of("i-1", 1_767_225_600_000_000_000L + 200 * 10_000_000L));
+        feedFrom(r2, "i-1", 250);
+        assertThat(second.incidents).extracting(i -> i.getIncidentId().toString()).containsExactly("i-1-300", "i-1-350");
+        assertThat(second.alertIds).isEmpty();
+    }
+
+    /** {@link #feed}'s steps from {@code from} on. */
+    static void feedFrom(IncidentReporter r, String inst, long from) {
+        long t0 = 1_767_225_600_000_000_000L;
+        for (long i = from; i < 400; i++) {
+            long start = t0 + i * 10_000_000L;
+            boolean bad = i == 300 || (i >= 350 && i < 353);
+            long lat = bad ? 30_000_000L : 10_000_000L;
+            StepRecord s = step(inst, i, start, lat);
+            r.accept(s);
+            if (bad) {
+                r.accept(Anomaly.newBuilder().setAnomalyId(inst + "/" + i).setInstanceId(inst).setKind(AnomalyKind.OUTLIER)
+                        .setSeverity(Severity.HIGH).setStartUnixNano(start).setEndUnixNano(start + lat).setStepId(i).setLatencyNs(lat)
+                        .setExpectedNs(10e6).setBoundNs(13e6).setDeviationRatio(3.0).setModelKind("robust").setModelVersion(3).setStep(s).build());
+            }
+        }
+        r.flush();
     }
 }

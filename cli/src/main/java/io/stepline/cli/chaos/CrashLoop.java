@@ -1,6 +1,8 @@
 package io.stepline.cli.chaos;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Path;
@@ -24,6 +26,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import io.stepline.cli.pipeline.Quiescence;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.kafka.cli.BrokerCommand;
+import io.stepline.reports.service.ReportService;
 import io.stepline.roofline.DetectorConfig;
 import io.stepline.schemas.Topics;
 
@@ -42,7 +45,20 @@ public final class CrashLoop {
                 IngestConfig.DEFAULT_APPLICATION_ID + "-by-instance-repartition", IngestConfig.DEFAULT_APPLICATION_ID + "-logs-by-source-repartition"),
                 OutputTopic.STEPS, null),
         DETECT("detect", DetectorConfig.DEFAULT_APPLICATION_ID, List.of(Topics.STEPS.topicName(), Topics.KERNELS.topicName()),
-                OutputTopic.VERDICTS, Topics.STEPS.topicName());
+                OutputTopic.VERDICTS, Topics.STEPS.topicName()),
+        /**
+         * {@code stepline report}: a plain consumer, not Kafka Streams. It is timed on its consumer group's
+         * progress (its committed offset on the verdicts, which it commits as it reads them), as its own
+         * outputs (incidents, alerts) come a few a minute; the verdicts are also what says it has caught up.
+         */
+        REPORT("report", ReportService.DEFAULT_GROUP_ID, List.of(Topics.VERDICTS.topicName()), null, null),
+        /**
+         * The broker ({@code stepline broker --data-dir}), stopped (SIGTERM) and killed (SIGKILL) in turn
+         * and started again on its port and data: item 3. Its "first output" is the pipeline's, the first
+         * verdict committed after the restart; the kill's detail gives the broker's own restart and the
+         * first step record too.
+         */
+        BROKER("broker", null, List.of(), null, null);
 
         final String command;
         final String groupId;
@@ -70,23 +86,25 @@ public final class CrashLoop {
                     return s;
                 }
             }
-            throw new IllegalArgumentException("stage must be ingest, detect or broker, got '" + name + "'");
+            throw new IllegalArgumentException("stage must be ingest, detect, report or broker, got '" + name + "'");
         }
     }
 
     /**
-     * One kill: which stage (null: the broker) and process, when (seconds into the run), and how long
-     * until the first committed output after the restart (null: none came): the stage's own output, or
-     * for the broker the first verdict, i.e. how long the pipeline stalled.
+     * One kill: which stage and process, when (seconds into the run), how long until its first
+     * committed output after the restart (null: none came), and what else was measured (or "").
      */
-    public record Kill(Stage stage, String process, double atSeconds, Duration firstOutput) {
-        public boolean broker() {
-            return stage == null;
+    public record Kill(Stage stage, String process, double atSeconds, Duration firstOutput, String detail) {
+        public Kill(Stage stage, String process, double atSeconds, Duration firstOutput) {
+            this(stage, process, atSeconds, firstOutput, "");
         }
     }
 
+    /** What the stages did in a pipeline run: the HTTP feed's figures (null when fed through Kafka), and the starts of each process. */
+    public record RunFacts(Workload.HttpFeed httpFeed, Map<String, Integer> starts) { }
+
     /** What a crash loop found. */
-    public record Result(List<CommittedRecords.Difference> differences, List<Kill> kills, Duration cleanRun, Duration crashedRun) {
+    public record Result(List<CommittedRecords.Difference> differences, List<Kill> kills, Duration cleanRun, Duration crashedRun, RunFacts crashedFacts) {
         public boolean identical() {
             return differences.stream().allMatch(CommittedRecords.Difference::none);
         }
@@ -95,20 +113,12 @@ public final class CrashLoop {
     /** When, after a kill, the output is marked: see {@link FirstOutputWatch}. */
     static final long MARK_AFTER_KILL_MS = 500;
 
-    /** How long a restarted broker may take to be ready (log recovery after SIGKILL included). */
-    static final Duration BROKER_READY_TIMEOUT = Duration.ofSeconds(120);
-
     private final Settings s;
     private final Consumer<String> progress;
-    /** The broker process of the pipeline being run. */
-    private StageProcess broker;
 
     public CrashLoop(Settings settings, Consumer<String> progress) {
         this.s = Objects.requireNonNull(settings);
         this.progress = Objects.requireNonNull(progress);
-        if (s.victims.isEmpty() && !s.killBroker) {
-            throw new IllegalArgumentException("at least one stage or the broker to kill");
-        }
     }
 
     /** Simulates the workload, runs it clean and with kills in {@code workDir}, and compares the two. */
@@ -116,23 +126,29 @@ public final class CrashLoop {
         progress.accept("simulating " + s.workload);
         Workload w = Workload.simulate(s.workload, workDir, s.chunks);
         long t0 = System.nanoTime();
-        progress.accept("clean run: the whole workload at once, no kills");
-        Map<OutputTopic, CommittedRecords> clean = pipeline(workDir.resolve("clean"), w, Duration.ZERO, 0, new ArrayList<>());
+        // The report stage closes an incident a few seconds of wall time after its last anomaly, and a sustained regression
+        // absorbs only the runs not closed yet when it arrives: its output depends on the pace of the input, so with it the
+        // clean run is fed at the same pace as the run with kills.
+        Duration cleanPause = s.reports ? s.feedPause : Duration.ZERO;
+        progress.accept(cleanPause.isZero() ? "clean run: the whole workload at once, no kills" : "clean run: the workload at the same pace, no kills");
+        Map<OutputTopic, CommittedRecords> clean = pipeline(workDir.resolve("clean"), w, cleanPause, 0, new ArrayList<>(), new RunFacts[1]);
         Duration cleanRun = Duration.ofNanos(System.nanoTime() - t0);
         long t1 = System.nanoTime();
         progress.accept(String.format("run with %d kills: %d chunks, %d ms apart", s.kills, w.chunks(), s.feedPause.toMillis()));
         List<Kill> kills = new ArrayList<>();
-        Map<OutputTopic, CommittedRecords> crashed = pipeline(workDir.resolve("crashed"), w, s.feedPause, s.kills, kills);
+        RunFacts[] facts = new RunFacts[1];
+        Map<OutputTopic, CommittedRecords> crashed = pipeline(workDir.resolve("crashed"), w, s.feedPause, s.kills, kills, facts);
         Duration crashedRun = Duration.ofNanos(System.nanoTime() - t1);
         List<CommittedRecords.Difference> diffs = new ArrayList<>();
-        for (OutputTopic t : OutputTopic.values()) {
+        for (OutputTopic t : outputs()) {
             diffs.add(crashed.get(t).against(clean.get(t)));
         }
-        return new Result(diffs, kills, cleanRun, crashedRun);
+        return new Result(diffs, kills, cleanRun, crashedRun, facts[0]);
     }
 
     /** One pipeline in three processes on a broker of its own: feed, kill and restart {@code kills} times, wait until done, read the outputs. */
-    private Map<OutputTopic, CommittedRecords> pipeline(Path dir, Workload w, Duration pause, int kills, List<Kill> killed) throws Exception {
+    private Map<OutputTopic, CommittedRecords> pipeline(Path dir, Workload w, Duration pause, int kills, List<Kill> killed, RunFacts[] facts)
+            throws Exception {
         Map<Stage, List<StageProcess>> stages = new EnumMap<>(Stage.class);
         List<StageProcess> all = new ArrayList<>();
         Thread reaper = new Thread(() -> all.forEach(p -> {
@@ -144,18 +160,21 @@ public final class CrashLoop {
         }));
         Runtime.getRuntime().addShutdownHook(reaper); // no child outlives a harness stopped half-way
         try {
-            String bs = startBroker(dir, all);
-            for (Stage st : Stage.values()) {
+            StageProcess broker = startBroker(dir, all);
+            String bs = "127.0.0.1:" + brokerPort;
+            int httpPort = s.httpFeed ? freePort() : -1;
+            for (Stage st : stagesRun()) {
                 int n = s.processes.getOrDefault(st, 1);
                 for (int i = 0; i < n; i++) {
                     String name = n == 1 ? st.command : st.command + "-" + i;
-                    List<String> args = new ArrayList<>(List.of(st.command, "--bootstrap-servers", bs, "--state-dir",
-                            dir.resolve(name + "-state").toString(), "--metrics-port", "-1"));
+                    List<String> args = new ArrayList<>(List.of(st.command, "--bootstrap-servers", bs, "--metrics-port", "-1"));
+                    // the report stage keeps no Kafka Streams state: its directory is where it writes the reports
+                    args.addAll(st == Stage.REPORT ? List.of("--out", reportsDir(dir).toString()) : List.of("--state-dir", dir.resolve(name + "-state").toString()));
                     if (n > 1) {
                         args.addAll(List.of("--member-name", name)); // named, to find its partitions in the group
                     }
                     if (st == Stage.INGEST) {
-                        args.addAll(List.of("--http-port", "-1", "--grpc-port", "-1"));
+                        args.addAll(List.of("--http-port", Integer.toString(httpPort), "--grpc-port", "-1"));
                     }
                     args.addAll(s.stageArgs.getOrDefault(st, List.of()));
                     StageProcess p = new StageProcess(name, args, dir.resolve(name + ".log"), s.heap).start();
@@ -164,8 +183,17 @@ public final class CrashLoop {
                 }
             }
             long start = System.nanoTime();
+            if (s.httpFeed) {
+                stages.get(Stage.INGEST).get(0).awaitOutput("ingest running on", Duration.ofSeconds(120)); // its receivers are up
+            }
+            java.net.URI otlpHttp = java.net.URI.create("http://127.0.0.1:" + httpPort + "/v1/traces");
+            Workload.HttpFeed[] httpFed = new Workload.HttpFeed[1];
             CompletableFuture<Long> feeding = CompletableFuture.supplyAsync(() -> {
                 try {
+                    if (s.httpFeed) {
+                        httpFed[0] = w.feedHttp(otlpHttp, pause);
+                        return httpFed[0].accepted();
+                    }
                     return w.feed(bs, pause);
                 } catch (IOException e) {
                     throw new java.io.UncheckedIOException(e);
@@ -175,25 +203,23 @@ public final class CrashLoop {
                 }
             });
             SplittableRandom rng = new SplittableRandom(s.seed);
+            int brokerRestarts = 0;
             try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bs))) {
                 for (int k = 0; k < kills; k++) {
                     long delayMs = rng.nextLong(s.killDelayMin.toMillis(), s.killDelayMax.toMillis() + 1);
-                    int pick = rng.nextInt(s.victims.size() + (s.killBroker ? 1 : 0));
-                    if (pick == s.victims.size()) {
-                        Thread.sleep(delayMs);
-                        Kill kill = killBroker(bs, start, !feeding.isDone());
-                        killed.add(kill);
-                        progress.accept(String.format("kill %d/%d: broker at %.1f s, first verdict after it %s", k + 1, kills, kill.atSeconds(),
-                                kill.firstOutput() == null ? "none" : String.format("%.2f s", kill.firstOutput().toMillis() / 1000.0)));
-                        continue;
-                    }
-                    Stage st = s.victims.get(pick);
-                    List<StageProcess> group = stages.get(st);
+                    Stage st = s.victims.get(rng.nextInt(s.victims.size()));
+                    List<StageProcess> group = st == Stage.BROKER ? List.of(broker) : stages.get(st);
                     StageProcess p = group.get(rng.nextInt(group.size()));
                     Thread.sleep(delayMs);
                     boolean inputFlowing = !feeding.isDone();
                     Duration first;
                     double at = (System.nanoTime() - start) / 1e9;
+                    if (st == Stage.BROKER) {
+                        Kill kill = restartBroker(broker, bs, brokerRestarts++ % 2 == 0, at, inputFlowing);
+                        killed.add(kill);
+                        progress.accept(String.format("kill %d/%d: %s", k + 1, kills, kill.detail()));
+                        continue;
+                    }
                     Set<Integer> own = group.size() > 1 ? ownPartitions(admin, st, p.name()) : null;
                     long killedAt = System.nanoTime();
                     p.kill();
@@ -201,9 +227,14 @@ public final class CrashLoop {
                     // marked half a second after the kill: long enough for a commit the dead process had sent to complete,
                     // far shorter than a JVM takes to start and rejoin
                     Thread.sleep(MARK_AFTER_KILL_MS);
-                    try (FirstOutputWatch watch = new FirstOutputWatch(bs, st.output.topicName(), own, killedAt)) {
-                        // with the input fed, a stage may have nothing left to write: do not wait long for output that cannot come
-                        first = watch.await(inputFlowing ? s.recoveryTimeout : Duration.ofSeconds(10));
+                    // with the input fed, a stage may have nothing left to write: do not wait long for output that cannot come
+                    Duration wait = inputFlowing ? s.recoveryTimeout : Duration.ofSeconds(10);
+                    if (st.output == null) {
+                        first = awaitGroupProgress(admin, st, killedAt, wait);
+                    } else {
+                        try (FirstOutputWatch watch = new FirstOutputWatch(bs, st.output.topicName(), own, killedAt)) {
+                            first = watch.await(wait);
+                        }
                     }
                     killed.add(new Kill(st, p.name(), at, first));
                     progress.accept(String.format("kill %d/%d: %s at %.1f s, first output after restart %s%s", k + 1, kills, p.name(), at,
@@ -213,14 +244,22 @@ public final class CrashLoop {
                 }
             }
             long fed = feeding.get();
-            progress.accept(String.format("fed %,d trace lines; waiting for the stages to finish", fed));
+            progress.accept(String.format("fed %,d trace lines%s; waiting for the stages to finish", fed, httpFed[0] == null ? ""
+                    : String.format(" over OTLP/HTTP (%,d tried again: %,d answered 503, the rest failed to connect or timed out; longest wait for a 200 %.1f s)",
+                            httpFed[0].retries(), httpFed[0].unavailable(), httpFed[0].longestWait().toMillis() / 1000.0)));
             try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bs))) {
                 List<Quiescence.Stage> chain = stages.keySet().stream().map(st -> new Quiescence.Stage(st.groupId, st.inputs)).toList();
                 new Quiescence(admin).await(chain, s.finishTimeout, s.settle, () -> all.stream().allMatch(StageProcess::isAlive));
+                if (s.reports) {
+                    awaitReportsSettled(admin, reportsDir(dir));
+                }
             }
+            Map<String, Integer> starts = new java.util.TreeMap<>();
+            all.forEach(p -> starts.merge(p.name(), p.starts(), Math::max));
+            facts[0] = new RunFacts(httpFed[0], starts);
             Map<OutputTopic, CommittedRecords> out = new EnumMap<>(OutputTopic.class);
-            for (OutputTopic t : OutputTopic.values()) {
-                out.put(t, CommittedRecords.read(bs, t));
+            for (OutputTopic t : outputs()) {
+                out.put(t, t.isTopic() ? CommittedRecords.read(bs, t) : CommittedRecords.of(t, incidentLines(reportsDir(dir))));
             }
             return out;
         } finally {
@@ -243,19 +282,83 @@ public final class CrashLoop {
         }
     }
 
-    /**
-     * SIGKILLs the broker and starts it again on the same port and data directory, as an operator's
-     * restart after a crash; the stages are left to find it again by themselves. Measured: from the
-     * kill to the first verdict committed after it (how long the pipeline stalled).
-     */
-    private Kill killBroker(String bs, long runStart, boolean inputFlowing) throws Exception {
-        double at = (System.nanoTime() - runStart) / 1e9;
-        long killedAt = System.nanoTime();
-        broker.kill();
-        broker.start().awaitOutput(BrokerCommand.READY, BROKER_READY_TIMEOUT);
-        try (FirstOutputWatch watch = new FirstOutputWatch(bs, OutputTopic.VERDICTS.topicName(), null, killedAt)) {
-            return new Kill(null, "broker", at, watch.await(inputFlowing ? s.recoveryTimeout : Duration.ofSeconds(10)));
+    private List<Stage> stagesRun() {
+        return s.reports ? List.of(Stage.INGEST, Stage.DETECT, Stage.REPORT) : List.of(Stage.INGEST, Stage.DETECT);
+    }
+
+    private List<OutputTopic> outputs() {
+        List<OutputTopic> out = new ArrayList<>(OutputTopic.PIPELINE);
+        if (s.reports) {
+            out.addAll(OutputTopic.REPORTS);
         }
+        return out;
+    }
+
+    private static Path reportsDir(Path dir) {
+        return dir.resolve("reports");
+    }
+
+    /** The lines of the report stage's incidents.jsonl (none if it wrote no incident). */
+    private static List<byte[]> incidentLines(Path reports) throws IOException {
+        Path f = reports.resolve("incidents.jsonl");
+        if (!Files.exists(f)) {
+            return List.of();
+        }
+        return Files.readAllLines(f, StandardCharsets.UTF_8).stream().filter(l -> !l.isBlank()).map(l -> l.getBytes(StandardCharsets.UTF_8)).toList();
+    }
+
+    /**
+     * Once the report stage has read every verdict: waits until its incidents.jsonl and the incidents
+     * and alerts topics stay unchanged for {@link Settings#DEFAULT_REPORTS_SETTLE}, which is longer than
+     * the reporter's live close delay (an incident closes that long after its last anomaly arrived).
+     */
+    private void awaitReportsSettled(Admin admin, Path reports) throws Exception {
+        long deadline = System.nanoTime() + s.finishTimeout.toNanos();
+        Object last = null;
+        long stableSince = System.nanoTime();
+        while (System.nanoTime() < deadline) {
+            Path f = reports.resolve("incidents.jsonl");
+            Object now = List.of(Files.exists(f) ? Files.size(f) : -1L,
+                    Quiescence.committedEndOffsets(admin, List.of(Topics.INCIDENTS.topicName(), Topics.ALERTS.topicName())));
+            if (!now.equals(last)) {
+                last = now;
+                stableSince = System.nanoTime();
+            } else if (System.nanoTime() - stableSince >= Settings.DEFAULT_REPORTS_SETTLE.toNanos()) {
+                return;
+            }
+            Thread.sleep(500);
+        }
+        throw new java.util.concurrent.TimeoutException("the report stage did not settle within " + s.finishTimeout.toSeconds() + " s");
+    }
+
+    /**
+     * Time from {@code killedAt} until the stage's consumer group commits an offset past what it had
+     * committed at the mark on any partition of its inputs (the restarted process reads and commits
+     * again), or null if it does not within {@code timeout}.
+     */
+    private static Duration awaitGroupProgress(Admin admin, Stage st, long killedAt, Duration timeout) throws Exception {
+        Map<org.apache.kafka.common.TopicPartition, Long> mark = committed(admin, st);
+        long deadline = killedAt + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            Map<org.apache.kafka.common.TopicPartition, Long> now = committed(admin, st);
+            for (var e : now.entrySet()) {
+                if (e.getValue() > mark.getOrDefault(e.getKey(), -1L)) {
+                    return Duration.ofNanos(System.nanoTime() - killedAt);
+                }
+            }
+            Thread.sleep(100);
+        }
+        return null;
+    }
+
+    private static Map<org.apache.kafka.common.TopicPartition, Long> committed(Admin admin, Stage st) throws Exception {
+        Map<org.apache.kafka.common.TopicPartition, Long> out = new java.util.HashMap<>();
+        admin.listConsumerGroupOffsets(st.groupId).partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS).forEach((tp, om) -> {
+            if (om != null && st.inputs.contains(tp.topic())) {
+                out.put(tp, om.offset());
+            }
+        });
+        return out;
     }
 
     /**
@@ -269,7 +372,16 @@ public final class CrashLoop {
             return null;
         }
         Set<Integer> out = new TreeSet<>();
-        var d = admin.describeConsumerGroups(List.of(st.groupId)).all().get(30, TimeUnit.SECONDS).get(st.groupId);
+        org.apache.kafka.clients.admin.ConsumerGroupDescription d;
+        try {
+            d = admin.describeConsumerGroups(List.of(st.groupId)).all().get(30, TimeUnit.SECONDS).get(st.groupId);
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof org.apache.kafka.common.errors.GroupIdNotFoundException) {
+                // a kill before the stage's processes first joined (a loaded machine): no partitions are known yet
+                return null;
+            }
+            throw e;
+        }
         for (var m : d.members()) {
             if (m.groupInstanceId().map(id -> id.startsWith(name + "-")).orElse(false)) {
                 m.assignment().topicPartitions().stream().filter(tp -> tp.topic().equals(st.keyedInput)).forEach(tp -> out.add(tp.partition()));
@@ -278,20 +390,50 @@ public final class CrashLoop {
         return out.isEmpty() ? null : out;
     }
 
+    /**
+     * Stops the broker (SIGTERM, or SIGKILL if not {@code graceful}), starts it again on its port and
+     * data, and times the broker's restart and the first step record and verdict committed after it.
+     */
+    private Kill restartBroker(StageProcess broker, String bs, boolean graceful, double at, boolean inputFlowing) throws Exception {
+        long killedAt = System.nanoTime();
+        if (graceful) {
+            broker.stop(Duration.ofSeconds(60));
+        } else {
+            broker.kill();
+        }
+        broker.start().awaitOutput(BrokerCommand.READY, Duration.ofSeconds(120));
+        Duration back = Duration.ofNanos(System.nanoTime() - killedAt);
+        Duration wait = inputFlowing ? s.recoveryTimeout : Duration.ofSeconds(10);
+        try (FirstOutputWatch steps = new FirstOutputWatch(bs, Topics.STEPS.topicName(), null, killedAt);
+             FirstOutputWatch verdicts = new FirstOutputWatch(bs, Topics.VERDICTS.topicName(), null, killedAt)) {
+            Duration[] first = FirstOutputWatch.awaitAll(List.of(steps, verdicts), wait);
+            String detail = String.format("broker %s at %.1f s, ready again after %.2f s; first step record after %s, first verdict after %s",
+                    graceful ? "stopped (SIGTERM)" : "killed (SIGKILL)", at, back.toMillis() / 1000.0, seconds(first[0]), seconds(first[1]));
+            return new Kill(Stage.BROKER, graceful ? "broker (stop)" : "broker (kill -9)", at, first[1], detail);
+        }
+    }
+
+    private static String seconds(Duration d) {
+        return d == null ? "none" : String.format("%.2f s", d.toMillis() / 1000.0);
+    }
+
     /** Attempts at starting the broker: a port found free can be taken by another process before the broker binds it. */
     static final int BROKER_START_ATTEMPTS = 3;
 
-    /** Starts the broker process on a free port (another port, and a fresh data dir, if it exits before it is ready); returns its address. */
-    private String startBroker(Path dir, List<StageProcess> all) throws Exception {
+    /** The port of the broker {@link #startBroker} started last. */
+    private int brokerPort;
+
+    /** Starts the broker process on a free port (another port, and a fresh data dir, if it exits before it is ready); its port is {@link #brokerPort}. */
+    private StageProcess startBroker(Path dir, List<StageProcess> all) throws Exception {
         for (int attempt = 1; ; attempt++) {
             int port = freePort();
             StageProcess broker = new StageProcess("broker", List.of("broker", "--data-dir", dir.resolve(attempt == 1 ? "kafka" : "kafka-" + attempt).toString(),
                     "--port", Integer.toString(port), "--partitions", Integer.toString(s.partitions)), dir.resolve("broker.log"), s.heap);
             all.add(broker);
             try {
-                broker.start().awaitOutput(BrokerCommand.READY, BROKER_READY_TIMEOUT);
-                this.broker = broker;
-                return "127.0.0.1:" + port;
+                broker.start().awaitOutput(BrokerCommand.READY, Duration.ofSeconds(120));
+                brokerPort = port;
+                return broker;
             } catch (IllegalStateException exited) {
                 if (attempt >= BROKER_START_ATTEMPTS) {
                     throw exited;
@@ -309,22 +451,19 @@ public final class CrashLoop {
 
     /** Validated crash-loop settings. */
     public static final class Settings {
-        /** SIGKILLs in one run: enough for both stages to die more than once in CrashLoopIT (the long run passes --kills 50). */
         public static final int DEFAULT_KILLS = 5;
-        /** Seed of the kill schedule (which stage, which process, how long after the last restart). */
         public static final long DEFAULT_SEED = 1;
         /** Pause between two chunks of the workload while stages are being killed. */
         public static final Duration DEFAULT_FEED_PAUSE = Duration.ofSeconds(1);
-        /** Shortest time from a restarted stage's first output to the next kill: the stage makes progress between kills. */
         public static final Duration DEFAULT_KILL_DELAY_MIN = Duration.ofSeconds(2);
-        /** Longest such time: several kills fit in a minute of paced input. */
         public static final Duration DEFAULT_KILL_DELAY_MAX = Duration.ofSeconds(8);
         /** Longest wait for a restarted stage's first output before the loop moves on (it is reported as none). */
         public static final Duration DEFAULT_RECOVERY_TIMEOUT = Duration.ofSeconds(120);
-        /** Longest wait, once the input is fed, for the stages to have consumed everything (then the run fails). */
         public static final Duration DEFAULT_FINISH_TIMEOUT = Duration.ofMinutes(10);
         /** Longer than the ingest stage's 2 s reorder window, whose last steps leave after the input is consumed. */
         public static final Duration DEFAULT_SETTLE = Duration.ofSeconds(5);
+        /** Longer than the reporter's live close delay (5 s) plus its poll: how long its outputs must stay unchanged at the end. */
+        public static final Duration DEFAULT_REPORTS_SETTLE = Duration.ofSeconds(12);
 
         private Workload.Settings workload = new Workload.Settings(7, 4, "60s", 0);
         private int chunks = 60;
@@ -334,12 +473,13 @@ public final class CrashLoop {
         private Duration killDelayMin = DEFAULT_KILL_DELAY_MIN;
         private Duration killDelayMax = DEFAULT_KILL_DELAY_MAX;
         private List<Stage> victims = List.of(Stage.INGEST, Stage.DETECT);
-        private boolean killBroker;
         private int partitions = Topics.DEFAULT_PARTITIONS;
         private String heap = StageProcess.DEFAULT_HEAP;
         private Duration recoveryTimeout = DEFAULT_RECOVERY_TIMEOUT;
         private Duration finishTimeout = DEFAULT_FINISH_TIMEOUT;
         private Duration settle = DEFAULT_SETTLE;
+        private boolean reports;
+        private boolean httpFeed;
         private final Map<Stage, List<String>> stageArgs = new EnumMap<>(Stage.class);
         private final Map<Stage, Integer> processes = new EnumMap<>(Stage.class);
 
@@ -388,15 +528,36 @@ public final class CrashLoop {
             return this;
         }
 
-        /** The stages whose processes are killed (may be empty when the broker is). */
+        /** Stages to kill; the report stage among them also runs it (as {@link #reports} does). */
         public Settings victims(List<Stage> stages) {
+            if (stages.isEmpty()) {
+                throw new IllegalArgumentException("at least one stage to kill");
+            }
             this.victims = List.copyOf(stages);
+            if (stages.contains(Stage.REPORT)) {
+                reports = true;
+            }
+            if (stages.contains(Stage.BROKER)) {
+                httpFeed = true;
+            }
             return this;
         }
 
-        /** Whether the broker is among the victims: killed and restarted on its port and data directory. */
-        public Settings killBroker(boolean on) {
-            this.killBroker = on;
+        /** Feed the workload to ingest's OTLP/HTTP receiver (retrying until answered 200), not through Kafka; the broker among the victims implies it. */
+        public Settings httpFeed(boolean on) {
+            if (!on && victims.contains(Stage.BROKER)) {
+                throw new IllegalArgumentException("broker restarts are fed over OTLP/HTTP: what the receiver acknowledged must not be lost");
+            }
+            this.httpFeed = on;
+            return this;
+        }
+
+        /** Also run {@code stepline report} and compare its incidents, alerts and incidents.jsonl with the clean run's. */
+        public Settings reports(boolean on) {
+            if (!on && victims.contains(Stage.REPORT)) {
+                throw new IllegalArgumentException("the report stage is among the stages to kill");
+            }
+            this.reports = on;
             return this;
         }
 

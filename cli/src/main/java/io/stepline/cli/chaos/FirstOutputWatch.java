@@ -51,6 +51,25 @@ final class FirstOutputWatch implements AutoCloseable {
         return null;
     }
 
+    /**
+     * Waits for several watches at once (each polled in turn), so that each time is its own and not
+     * the wait for the one before; an element is null where no record came within {@code timeout}.
+     */
+    static Duration[] awaitAll(List<FirstOutputWatch> watches, Duration timeout) {
+        Duration[] out = new Duration[watches.size()];
+        int left = watches.size();
+        long deadline = watches.stream().mapToLong(w -> w.markNanos).min().orElse(System.nanoTime()) + timeout.toNanos();
+        while (left > 0 && System.nanoTime() < deadline) {
+            for (int i = 0; i < out.length; i++) {
+                if (out[i] == null && !watches.get(i).consumer.poll(Duration.ofMillis(20)).isEmpty()) {
+                    out[i] = Duration.ofNanos(System.nanoTime() - watches.get(i).markNanos);
+                    left--;
+                }
+            }
+        }
+        return out;
+    }
+
     @Override
     public void close() {
         consumer.close();

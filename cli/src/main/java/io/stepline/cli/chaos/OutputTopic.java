@@ -1,8 +1,14 @@
 package io.stepline.cli.chaos;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.function.Function;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
 import io.stepline.events.Anomaly;
+import io.stepline.events.Incident;
 import io.stepline.events.StepRecord;
 import io.stepline.events.StepVerdict;
 import io.stepline.schemas.EventSerdes;
@@ -26,7 +32,31 @@ public enum OutputTopic {
     ANOMALIES(Topics.ANOMALIES, bytes -> {
         Anomaly a = EventSerdes.ANOMALY.decode(bytes);
         return new Named(a.getAnomalyId().toString(), a.toString());
-    });
+    }),
+    /** The report stage's incidents (Avro, one per incident id). */
+    INCIDENTS(Topics.INCIDENTS, bytes -> {
+        Incident i = EventSerdes.INCIDENT.decode(bytes);
+        return new Named(i.getIncidentId().toString(), i.toString());
+    }),
+    /** The report stage's alerts (JSON): one per incident at most; the report's path names this run's directory, so it is left out. */
+    ALERTS(Topics.ALERTS, bytes -> jsonLine(bytes, "incident_id", "report_path")),
+    /** Not a topic: the lines of the report stage's {@code incidents.jsonl}, one per incident id. */
+    INCIDENTS_FILE(null, bytes -> jsonLine(bytes, "id", null));
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** A JSON object named by its field {@code idField}, with {@code ignored} (if any) left out of its content. */
+    static Named jsonLine(byte[] bytes, String idField, String ignored) {
+        try {
+            ObjectNode n = (ObjectNode) JSON.readTree(bytes);
+            if (ignored != null) {
+                n.remove(ignored);
+            }
+            return new Named(n.path(idField).asText(), n.toString());
+        } catch (IOException | ClassCastException e) {
+            throw new UncheckedIOException(new IOException("not a JSON object: " + e.getMessage(), e));
+        }
+    }
 
     /** A record's identity and its whole content as text. */
     public record Named(String key, String content) { }
@@ -39,9 +69,20 @@ public enum OutputTopic {
         this.naming = naming;
     }
 
+    /** The topic's name; for {@link #INCIDENTS_FILE} the file's. */
     public String topicName() {
-        return topic.topicName();
+        return topic == null ? "incidents.jsonl" : topic.topicName();
     }
+
+    /** Whether the records are a topic's (not a file's). */
+    public boolean isTopic() {
+        return topic != null;
+    }
+
+    /** Outputs of the ingest and detect stages. */
+    public static final java.util.List<OutputTopic> PIPELINE = java.util.List.of(STEPS, VERDICTS, ANOMALIES);
+    /** Outputs of the report stage. */
+    public static final java.util.List<OutputTopic> REPORTS = java.util.List.of(INCIDENTS, ALERTS, INCIDENTS_FILE);
 
     public Named name(byte[] value) {
         return naming.apply(value);

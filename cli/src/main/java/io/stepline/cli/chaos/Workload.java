@@ -107,4 +107,64 @@ public final class Workload {
         }
         return accepted;
     }
+
+    /** What an HTTP feed saw: requests answered 200, and the answers and failures that made the feeder try again. */
+    public record HttpFeed(long accepted, long retries, long unavailable, Duration longestWait) { }
+
+    /** Longest a feeder waits for one answer: beyond the receiver's own 30 s wait for Kafka's acknowledgement. */
+    static final Duration HTTP_TIMEOUT = Duration.ofSeconds(60);
+    static final Duration HTTP_RETRY_PAUSE = Duration.ofMillis(250);
+
+    /**
+     * Feeds every trace line, as an OpenTelemetry exporter would, to an OTLP/HTTP receiver
+     * ({@code POST url}, OTLP/JSON: each line is one {@code TracesData}), {@code pause} between
+     * chunks, and tries a line again until it is answered 200 (the receiver's "stored": Kafka
+     * acknowledged it with acks=all). A 503 (Kafka did not acknowledge) or a failed connection is
+     * retried; any other answer is a failure of the feed. Kernel batches are not fed.
+     */
+    public HttpFeed feedHttp(java.net.URI url, Duration pause) throws IOException, InterruptedException {
+        java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder().version(java.net.http.HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(5)).build();
+        long accepted = 0;
+        long retries = 0;
+        long unavailable = 0;
+        long longest = 0;
+        for (int i = 0; i < traceChunks.size(); i++) {
+            if (i > 0 && !pause.isZero()) {
+                Thread.sleep(pause.toMillis());
+            }
+            try (BufferedReader in = Files.newBufferedReader(traceChunks.get(i), StandardCharsets.UTF_8)) {
+                for (String line = in.readLine(); line != null; line = in.readLine()) {
+                    if (line.isBlank()) {
+                        continue;
+                    }
+                    java.net.http.HttpRequest req = java.net.http.HttpRequest.newBuilder(url).timeout(HTTP_TIMEOUT)
+                            .header("Content-Type", "application/json").POST(java.net.http.HttpRequest.BodyPublishers.ofString(line)).build();
+                    long t0 = System.nanoTime();
+                    while (true) {
+                        int status;
+                        try {
+                            status = http.send(req, java.net.http.HttpResponse.BodyHandlers.discarding()).statusCode();
+                        } catch (IOException e) {
+                            status = -1; // the receiver's process is restarting, or the answer did not come in time
+                        }
+                        if (status == 200) {
+                            break;
+                        }
+                        if (status != 503 && status != -1) {
+                            throw new IOException("the receiver answered " + status + " to a valid export (line of " + traceChunks.get(i) + ")");
+                        }
+                        if (status == 503) {
+                            unavailable++;
+                        }
+                        retries++;
+                        Thread.sleep(HTTP_RETRY_PAUSE.toMillis());
+                    }
+                    longest = Math.max(longest, System.nanoTime() - t0);
+                    accepted++;
+                }
+            }
+        }
+        return new HttpFeed(accepted, retries, unavailable, Duration.ofNanos(longest));
+    }
 }

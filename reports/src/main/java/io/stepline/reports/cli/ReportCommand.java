@@ -42,6 +42,11 @@ public final class ReportCommand implements Callable<Integer> {
             description = "Also post each incident to this Alertmanager (API v2, e.g. http://127.0.0.1:9093): firing while it lasts, resolved when it ends.")
     String alertmanagerUrl;
 
+    @Option(names = "--member-name", paramLabel = "NAME",
+            description = "This process's name in its consumer group (static membership: a restart under the same name takes its partitions back at once);"
+                    + " default: this host and the report directory.")
+    String memberName;
+
     @Override
     public Integer call() throws Exception {
         ReporterSettings settings;
@@ -49,12 +54,17 @@ public final class ReportCommand implements Callable<Integer> {
         try {
             settings = ReporterSettings.defaults(out).withSlos(ttft, tpot);
             sink = alertmanagerSink(alertmanagerUrl);
+            String problem = memberName == null ? null : io.stepline.kafka.StreamsApp.memberNameProblem(memberName);
+            if (problem != null) {
+                throw new IllegalArgumentException("--member-name " + problem);
+            }
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
         CountDownLatch stop = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
-        try (KafkaTarget target = cluster.connect(); ReportService svc = new ReportService(settings).alertmanager(sink).start(target.bootstrapServers())) {
+        try (KafkaTarget target = cluster.connect(); ReportService svc = new ReportService(settings).alertmanager(sink)
+                .memberName(memberName != null ? memberName : io.stepline.kafka.StreamsApp.defaultMemberName(out)).start(target.bootstrapServers())) {
             spec.commandLine().getErr().println("reports running on " + target.bootstrapServers() + ", writing " + out.toAbsolutePath() + "; Ctrl-C to stop");
             stop.await();
         }

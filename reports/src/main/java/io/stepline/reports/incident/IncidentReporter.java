@@ -95,13 +95,45 @@ public final class IncidentReporter {
     private final Set<String> alerted = new HashSet<>();
     private long suppressedAlerts;
 
+    /** Ids of the incidents in incidents.jsonl: a restarted reporter that closes one of them again rewrites its files but adds no line. */
+    private final Set<String> listed = new HashSet<>();
+
     public IncidentReporter(ReporterSettings settings, Publisher publisher) {
         this.settings = settings;
         this.publisher = publisher;
         try {
             Files.createDirectories(settings.outDir());
+            readEarlierReports();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create report directory " + settings.outDir() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * A reporter restarted on a directory it wrote before (after a crash: issue 16) takes back the
+     * incidents listed there, so that the index keeps them and incidents.jsonl lists each once.
+     */
+    private void readEarlierReports() throws IOException {
+        java.nio.file.Path list = settings.outDir().resolve("incidents.jsonl");
+        if (!Files.exists(list)) {
+            return;
+        }
+        for (String line : Files.readAllLines(list, StandardCharsets.UTF_8)) {
+            String id;
+            try {
+                id = compact.readTree(line).path("id").asText(null);
+            } catch (IOException e) {
+                continue; // a line cut off by a crash: the incident is written again when it closes again
+            }
+            if (id == null || !listed.add(id)) {
+                continue;
+            }
+            java.nio.file.Path report = settings.outDir().resolve("incident-" + safe(id) + ".json");
+            try {
+                reports.add(compact.readValue(report.toFile(), IncidentReport.class));
+            } catch (IOException e) {
+                listed.remove(id); // listed but its report is unreadable: written again (and listed again) if it closes again
+            }
         }
     }
 
@@ -176,6 +208,51 @@ public final class IncidentReporter {
     /** Ids of incidents alerted before (read back from the alerts topic at start). */
     public void alreadyAlerted(Set<String> incidentIds) {
         alerted.addAll(incidentIds);
+    }
+
+    /**
+     * The start of the last incident alerted for each instance before a restart (read back from the
+     * alerts topic): the alert rate limit goes on from there, so a restart neither repeats an alert
+     * nor lets through one that the limit would have held back.
+     */
+    public void lastAlerted(Map<String, Long> startUnixNanoByInstance) {
+        startUnixNanoByInstance.forEach((id, start) -> inst(id).lastAlertNs = start);
+    }
+
+    /**
+     * The start of the oldest flagged step the instance's open, closing or pending incidents hold
+     * (Long.MAX_VALUE if none): the anomalies and retained kernels from then on are needed again if
+     * the reporter has to start over, so its service commits its input offsets no further.
+     */
+    public long heldSinceNs(String instance) {
+        Instance in = instances.get(instance);
+        if (in == null) {
+            return Long.MAX_VALUE;
+        }
+        long since = Long.MAX_VALUE;
+        OutlierRuns.Run open = in.runs.open();
+        if (open != null) {
+            since = open.startNs;
+        }
+        for (OutlierRuns.Run r : in.closing) {
+            since = Math.min(since, r.startNs);
+        }
+        for (PendingDrift d : in.drifts) {
+            since = Math.min(since, d.anomaly().getStartUnixNano());
+        }
+        return since;
+    }
+
+    /** The first kernel's start of the oldest baseline batch the instance holds (Long.MAX_VALUE if none): triage compares incidents with them. */
+    public long baselineSinceNs(String instance) {
+        Instance in = instances.get(instance);
+        KernelBatch oldest = in == null ? null : in.baseline.peekFirst();
+        return oldest == null ? Long.MAX_VALUE : firstKernelNs(oldest);
+    }
+
+    /** When a kernel batch began (its first record's start; 0 if it has none). */
+    public static long firstKernelNs(KernelBatch b) {
+        return b.getKernels().isEmpty() ? 0 : b.getKernels().get(0).getStartNs();
     }
 
     public void accept(Anomaly a) {
@@ -550,6 +627,7 @@ public final class IncidentReporter {
             Files.writeString(settings.outDir().resolve(base + ".trace.json"), trace.json());
             String svg = ScatterPlot.svg(new ArrayList<>(in.scatter), flagged, in.id);
             Files.writeString(settings.outDir().resolve(base + ".html"), HtmlReport.incident(r, latencySvg, svg));
+            reports.removeIf(earlier -> earlier.incidentId().equals(r.incidentId())); // closed again after a restart
             reports.add(r);
             writeIndex();
             ObjectNode line = compact.createObjectNode();
@@ -558,8 +636,10 @@ public final class IncidentReporter {
                     .put("severity", r.severity().name()).put("start_unix_nano", r.startUnixNano()).put("end_unix_nano", r.endUnixNano())
                     .put("num_steps", r.numSteps()).put("max_deviation_ratio", r.maxDeviationRatio()).put("summary", r.summary())
                     .put("report_path", base + ".html");
-            Files.writeString(settings.outDir().resolve("incidents.jsonl"), compact.writeValueAsString(line) + "\n",
-                    StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+            if (listed.add(r.incidentId())) {
+                Files.writeString(settings.outDir().resolve("incidents.jsonl"), compact.writeValueAsString(line) + "\n",
+                        StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+            }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write report " + base + ": " + e.getMessage(), e);
         }

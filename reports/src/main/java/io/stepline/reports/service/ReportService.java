@@ -3,8 +3,11 @@ package io.stepline.reports.service;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
@@ -14,6 +17,8 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -29,6 +34,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import io.stepline.events.Incident;
+import io.stepline.kafka.StreamsApp;
 import io.stepline.reports.alerts.AlertmanagerSink;
 import io.stepline.reports.incident.IncidentReporter;
 import io.stepline.reports.incident.ReporterSettings;
@@ -59,6 +65,15 @@ public final class ReportService implements AutoCloseable {
     private IncidentReporter reporter;
     private Thread thread;
     private AlertmanagerSink alertmanager;
+    private String memberName;
+    /** Incidents alerted, and the start of the last one alerted per instance, before this process (read back at start). */
+    private final Set<String> alerted = new HashSet<>();
+    private final Map<String, Long> lastAlertStart = new HashMap<>();
+    /** Incidents on stepline.incidents, from earlier processes and this one. */
+    private final Set<String> published = new HashSet<>();
+    /** Anomalies and retained kernel batches read, per partition, oldest first, until no open incident needs them. */
+    private final Map<TopicPartition, java.util.ArrayDeque<Held>> held = new HashMap<>();
+    private Map<TopicPartition, OffsetAndMetadata> committed = Map.of();
 
     public ReportService(ReporterSettings settings) {
         this(settings, DEFAULT_GROUP_ID, "", true);
@@ -82,6 +97,20 @@ public final class ReportService implements AutoCloseable {
         return this;
     }
 
+    /**
+     * Makes the consumer a static member of its group under this name ({@code group.instance.id}), with
+     * the stages' session timeout: a process restarted after a crash gets its partitions back at once
+     * instead of after the dead member's session. One name per process. Call before {@link #start}.
+     */
+    public ReportService memberName(String name) {
+        String problem = StreamsApp.memberNameProblem(name);
+        if (problem != null) {
+            throw new IllegalArgumentException("member name " + problem);
+        }
+        this.memberName = name;
+        return this;
+    }
+
     public ReportService start(String bootstrapServers) {
         if (alertmanager != null) {
             alertmanager.start();
@@ -94,6 +123,9 @@ public final class ReportService implements AutoCloseable {
         reporter = new IncidentReporter(settings, new IncidentReporter.Publisher() {
             @Override
             public void incident(Incident i) {
+                if (!published.add(i.getIncidentId().toString())) {
+                    return; // published before a restart
+                }
                 producer.send(new ProducerRecord<>(inputPrefix + Topics.INCIDENTS.topicName(), i.getInstanceId(), EventSerdes.INCIDENT.encode(i)));
                 if (alertmanager != null) {
                     alertmanager.incident(i);
@@ -120,7 +152,27 @@ public final class ReportService implements AutoCloseable {
                 }
             }
         });
-        reporter.alreadyAlerted(readAlerted(bootstrapServers));
+        // a restart (a crash) starts from the offsets committed last, which go no further than what open incidents hold:
+        // read back what the earlier process already published, so that nothing is published twice
+        readBack(bootstrapServers, inputPrefix + Topics.ALERTS.topicName(), (key, value) -> {
+            String id = incidentIdOf(key, value);
+            if (id != null) {
+                alerted.add(id);
+            }
+            Long start = alertStartOf(value);
+            if (key != null && start != null) {
+                lastAlertStart.put(key, start); // offset order: the last one alerted per instance wins
+            }
+        });
+        readBack(bootstrapServers, inputPrefix + Topics.INCIDENTS.topicName(), (key, value) -> {
+            try {
+                published.add(EventSerdes.INCIDENT.decode(value).getIncidentId().toString());
+            } catch (RuntimeException e) {
+                log.warn("not an incident on {}: {}", Topics.INCIDENTS.topicName(), e.toString());
+            }
+        });
+        reporter.alreadyAlerted(alerted);
+        reporter.lastAlerted(lastAlertStart);
         Properties cp = new Properties();
         cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
         cp.put(ConsumerConfig.GROUP_ID_CONFIG, groupId);
@@ -128,26 +180,40 @@ public final class ReportService implements AutoCloseable {
         cp.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         cp.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         cp.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000");
+        if (memberName != null) {
+            // static membership, as the Kafka Streams stages (StreamsApp): a restart takes its partitions back at once
+            cp.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, memberName);
+            cp.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, StreamsApp.SESSION_TIMEOUT_MS);
+        }
         consumer = new KafkaConsumer<>(cp, new StringDeserializer(), new ByteArrayDeserializer());
         consumer.subscribe(List.of(inputPrefix + Topics.ANOMALIES.topicName(), inputPrefix + Topics.KERNELS_RETAINED.topicName(),
                 Topics.REQUESTS.topicName(), Topics.STEPS.topicName(), inputPrefix + Topics.VERDICTS.topicName(),
-                inputPrefix + Topics.ROOFLINES.topicName()));
+                inputPrefix + Topics.ROOFLINES.topicName()), new ConsumerRebalanceListener() {
+                    @Override
+                    public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+                        partitions.forEach(held::remove);
+                    }
+
+                    @Override
+                    public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+                        // read from the committed offsets: what an incident still open then needs comes again
+                    }
+                });
         thread = new Thread(this::loop, "stepline-reports");
         thread.start();
         log.info("reports running: writing to {}", settings.outDir().toAbsolutePath());
         return this;
     }
 
-    private Set<String> readAlerted(String bootstrapServers) {
-        Set<String> ids = new HashSet<>();
+    /** Reads {@code topic} from its beginning to its current end (read_committed), handing each record's key and value to {@code sink}. */
+    private static void readBack(String bootstrapServers, String topic, java.util.function.BiConsumer<String, byte[]> sink) {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
         p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        String topic = inputPrefix + Topics.ALERTS.topicName();
         try (KafkaConsumer<String, byte[]> c = new KafkaConsumer<>(p, new StringDeserializer(), new ByteArrayDeserializer())) {
             var infos = c.partitionsFor(topic, Duration.ofSeconds(10));
             if (infos == null || infos.isEmpty()) {
-                return ids;
+                return;
             }
             List<TopicPartition> parts = infos.stream().map(i -> new TopicPartition(topic, i.partition())).toList();
             c.assign(parts);
@@ -156,16 +222,24 @@ public final class ReportService implements AutoCloseable {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while (System.nanoTime() < deadline && parts.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
                 for (ConsumerRecord<String, byte[]> r : c.poll(Duration.ofMillis(200))) {
-                    String id = incidentIdOf(r.key(), r.value());
-                    if (id != null) {
-                        ids.add(id);
+                    if (r.value() != null) {
+                        sink.accept(r.key(), r.value());
                     }
                 }
             }
         } catch (RuntimeException e) {
-            log.warn("could not read earlier alerts from {}: {}", topic, e.toString());
+            log.warn("could not read earlier records from {}: {}", topic, e.toString());
         }
-        return ids;
+    }
+
+    /** The start of the incident an alert is about (its {@code start_unix_nano}), or null. */
+    static Long alertStartOf(byte[] value) {
+        try {
+            com.fasterxml.jackson.databind.JsonNode start = mapper().readTree(value).get("start_unix_nano");
+            return start != null && start.canConvertToLong() ? start.asLong() : null;
+        } catch (java.io.IOException e) {
+            return null;
+        }
     }
 
     /**
@@ -205,9 +279,11 @@ public final class ReportService implements AutoCloseable {
                     producer.flush();
                     flushed.countDown();
                 }
-                if (!records.isEmpty()) {
-                    producer.flush();
-                    consumer.commitSync();
+                Map<TopicPartition, OffsetAndMetadata> offsets = safeOffsets();
+                if (!offsets.equals(committed)) {
+                    producer.flush(); // what the closed incidents published is stored before their input is committed past
+                    consumer.commitSync(offsets);
+                    committed = offsets;
                 }
             }
         } catch (WakeupException e) {
@@ -218,15 +294,68 @@ public final class ReportService implements AutoCloseable {
         }
     }
 
+    /**
+     * What may be committed: every partition's position, except on the anomalies and retained kernels,
+     * where it is the offset of the oldest record an open incident (or the kernel baseline) still
+     * holds. A process killed with incidents open starts again from there and closes them as the
+     * clean run would, instead of losing their first steps (and their alerts) with its memory.
+     */
+    private Map<TopicPartition, OffsetAndMetadata> safeOffsets() {
+        Map<TopicPartition, OffsetAndMetadata> out = new HashMap<>();
+        for (TopicPartition tp : consumer.assignment()) {
+            long offset = consumer.position(tp);
+            java.util.ArrayDeque<Held> h = held.get(tp);
+            while (h != null && !h.isEmpty() && !stillNeeded(h.peekFirst())) {
+                h.removeFirst();
+            }
+            if (h != null && !h.isEmpty()) {
+                offset = Math.min(offset, h.peekFirst().offset());
+            }
+            out.put(tp, new OffsetAndMetadata(offset));
+        }
+        return out;
+    }
+
+    private boolean stillNeeded(Held h) {
+        return h.baseline() ? h.timeNs() >= reporter.baselineSinceNs(h.instance()) : h.timeNs() >= reporter.heldSinceNs(h.instance());
+    }
+
+    /** An anomaly or retained kernel batch read: its offset, instance, time and whether it is a baseline batch. */
+    private record Held(long offset, String instance, long timeNs, boolean baseline) {}
+
+    /**
+     * Most records remembered per partition. An incident of an instance that stopped sending steps
+     * stays open (live mode closes it when the instance moves on), and would hold the commit back
+     * for good: past this many records the oldest is let go, and a crash then may lose that incident.
+     */
+    static final int MAX_HELD_PER_PARTITION = 200_000;
+    private final Set<TopicPartition> overHeld = new HashSet<>();
+
+    private void hold(ConsumerRecord<String, byte[]> r, String instance, long timeNs, boolean baseline) {
+        java.util.ArrayDeque<Held> h = held.computeIfAbsent(new TopicPartition(r.topic(), r.partition()), k -> new java.util.ArrayDeque<>());
+        h.addLast(new Held(r.offset(), instance, timeNs, baseline));
+        if (h.size() > MAX_HELD_PER_PARTITION) {
+            Held dropped = h.removeFirst();
+            if (overHeld.add(new TopicPartition(r.topic(), r.partition()))) { // once per partition
+                log.warn("{}-{}: more than {} records held for open incidents; letting the oldest go (from offset {}, instance {})", r.topic(),
+                        r.partition(), MAX_HELD_PER_PARTITION, dropped.offset(), dropped.instance());
+            }
+        }
+    }
+
     private void dispatch(ConsumerRecord<String, byte[]> r) {
         String t = r.topic().substring(r.topic().startsWith(inputPrefix) ? inputPrefix.length() : 0);
         if (r.value() == null) {
             return;
         }
         if (t.equals(Topics.ANOMALIES.topicName())) {
-            reporter.accept(EventSerdes.ANOMALY.decode(r.value()));
+            io.stepline.events.Anomaly a = EventSerdes.ANOMALY.decode(r.value());
+            hold(r, a.getInstanceId(), a.getStartUnixNano(), false);
+            reporter.accept(a);
         } else if (t.equals(Topics.KERNELS_RETAINED.topicName())) {
-            reporter.accept(EventSerdes.RETAINED_KERNELS.decode(r.value()));
+            io.stepline.events.RetainedKernelBatch k = EventSerdes.RETAINED_KERNELS.decode(r.value());
+            hold(r, k.getBatch().getInstanceId(), IncidentReporter.firstKernelNs(k.getBatch()), k.getBaseline());
+            reporter.accept(k);
         } else if (t.equals(Topics.REQUESTS.topicName())) {
             reporter.accept(EventSerdes.REQUEST.decode(r.value()));
         } else if (t.equals(Topics.STEPS.topicName())) {
