@@ -60,6 +60,11 @@ public final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--workload-seed", defaultValue = "7", description = "Simulator seed (default: ${DEFAULT-VALUE}).")
     long workloadSeed;
 
+    @Option(names = "--faults", defaultValue = Workload.Settings.DEFAULT_FAULTS, paramLabel = "campaign|none|FILE",
+            description = "The workload's faults, as stepline simulate --faults takes them (default: ${DEFAULT-VALUE}: every fault type and a"
+                    + " sustained regression, whose grouping of incidents depends on the report stage's pace).")
+    String faults;
+
     @Option(names = "--kernels", defaultValue = "0",
             description = "Kernel records per rank per step, 0 or 40-5000; 40 makes the workload files ~4x larger (default: ${DEFAULT-VALUE}).")
     int kernels;
@@ -106,7 +111,7 @@ public final class ChaosCommand implements Callable<Integer> {
             settings = new CrashLoop.Settings().kills(kills, seed).victims(victims).partitions(partitions).heap(heap)
                     .feedPause(Duration.ofMillis(feedPauseMs))
                     .killDelay(Duration.ofMillis((long) (Double.parseDouble(delay[0]) * 1000)), Duration.ofMillis((long) (Double.parseDouble(delay[1]) * 1000)))
-                    .workload(new Workload.Settings(workloadSeed, instances, simulated, kernels), chunks)
+                    .workload(new Workload.Settings(workloadSeed, instances, simulated, kernels, faults), chunks)
                     .processes(CrashLoop.Stage.DETECT, detectProcesses);
             if (reports) {
                 settings.reports(true);

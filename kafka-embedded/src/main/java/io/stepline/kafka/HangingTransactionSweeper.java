@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.clients.admin.AbortTransactionSpec;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.ListTransactionsOptions;
 import org.apache.kafka.clients.admin.ProducerState;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -73,7 +74,9 @@ final class HangingTransactionSweeper implements AutoCloseable {
 
     /** One pass; returns how many transactions it aborted. */
     int sweep(long nowMs) throws Exception {
-        Set<String> topics = admin.listTopics().names().get(30, TimeUnit.SECONDS);
+        // internal topics too: a lost transaction also leaves its consumer offsets pending on __consumer_offsets, and the
+        // stage's next offset fetch (require_stable) then waits on them for good
+        Set<String> topics = admin.listTopics(new ListTopicsOptions().listInternal(true)).names().get(30, TimeUnit.SECONDS);
         List<TopicPartition> partitions = new ArrayList<>();
         for (TopicDescription d : admin.describeTopics(topics).allTopicNames().get(30, TimeUnit.SECONDS).values()) {
             d.partitions().forEach(p -> partitions.add(new TopicPartition(d.name(), p.partition())));

@@ -32,11 +32,25 @@ public final class Workload {
         this.kernelChunks = kernelChunks;
     }
 
-    /** What {@link #simulate} runs: {@code stepline simulate} with these settings. */
-    public record Settings(long seed, int instances, String duration, int kernelsPerRank) {
+    /**
+     * What {@link #simulate} runs: {@code stepline simulate} with these settings; {@code faults} is its
+     * {@code --faults} ({@value #DEFAULT_FAULTS}, {@code none} or a scenario file).
+     */
+    public record Settings(long seed, int instances, String duration, int kernelsPerRank, String faults) {
+        /** The simulator's own campaign: every fault type and one sustained regression. */
+        public static final String DEFAULT_FAULTS = "campaign";
+
+        public Settings {
+            java.util.Objects.requireNonNull(faults, "faults");
+        }
+
+        public Settings(long seed, int instances, String duration, int kernelsPerRank) {
+            this(seed, instances, duration, kernelsPerRank, DEFAULT_FAULTS);
+        }
+
         List<String> simulateArgs(Path out) {
             return List.of("--seed", Long.toString(seed), "--instances", Integer.toString(instances), "--duration", duration,
-                    "--kernels", Integer.toString(kernelsPerRank), "--out", out.toString());
+                    "--kernels", Integer.toString(kernelsPerRank), "--faults", faults, "--out", out.toString());
         }
     }
 

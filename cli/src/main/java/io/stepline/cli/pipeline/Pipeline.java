@@ -64,7 +64,8 @@ public final class Pipeline implements AutoCloseable {
         this.detector = new DetectorService(DetectorConfig.builder().applicationId("stepline-roofline" + runId).model(model)
                 .pendingLimits(live ? DetectorConfig.DEFAULT_PENDING_MAX_AGE_MS : REPLAY_PENDING_MAX_AGE_MS, DetectorConfig.DEFAULT_PENDING_MAX_BYTES)
                 .stateDir(stateDir.resolve("detector")).outputPrefix(outputPrefix).build());
-        this.reports = new ReportService(ReporterSettings.defaults(reportDir), "stepline-reports" + runId, outputPrefix, live);
+        this.reports = new ReportService(ReporterSettings.defaults(reportDir), "stepline-reports" + runId, outputPrefix, live)
+                .holdCommitsForOpenIncidents(false);
     }
 
     /** Also posts incidents to Alertmanager (null: not); before {@link #start}. */

@@ -74,6 +74,8 @@ public final class ReportService implements AutoCloseable {
     /** Anomalies and retained kernel batches read, per partition, oldest first, until no open incident needs them. */
     private final Map<TopicPartition, java.util.ArrayDeque<Held>> held = new HashMap<>();
     private Map<TopicPartition, OffsetAndMetadata> committed = Map.of();
+    private boolean holdCommits = true;
+    private final java.util.concurrent.atomic.AtomicLong recordsRead = new java.util.concurrent.atomic.AtomicLong();
 
     public ReportService(ReporterSettings settings) {
         this(settings, DEFAULT_GROUP_ID, "", true);
@@ -108,6 +110,19 @@ public final class ReportService implements AutoCloseable {
             throw new IllegalArgumentException("member name " + problem);
         }
         this.memberName = name;
+        return this;
+    }
+
+    /**
+     * Whether the committed offsets stop at the oldest record an open incident still needs (the
+     * default), so that a report stage killed and restarted on its own closes those incidents as a
+     * clean run would. A pipeline whose stages run in one process (stepline demo, run, replay)
+     * restarts as a whole and decides it is finished by the committed offsets reaching the ends,
+     * which held commits would never do before its final flush: it turns this off. Call before
+     * {@link #start}.
+     */
+    public ReportService holdCommitsForOpenIncidents(boolean hold) {
+        this.holdCommits = hold;
         return this;
     }
 
@@ -265,6 +280,7 @@ public final class ReportService implements AutoCloseable {
             while (running.get()) {
                 var records = consumer.poll(Duration.ofMillis(200));
                 for (ConsumerRecord<String, byte[]> r : records) {
+                    recordsRead.incrementAndGet();
                     try {
                         dispatch(r);
                     } catch (RuntimeException e) {
@@ -308,7 +324,7 @@ public final class ReportService implements AutoCloseable {
             while (h != null && !h.isEmpty() && !stillNeeded(h.peekFirst())) {
                 h.removeFirst();
             }
-            if (h != null && !h.isEmpty()) {
+            if (holdCommits && h != null && !h.isEmpty()) {
                 offset = Math.min(offset, h.peekFirst().offset());
             }
             out.put(tp, new OffsetAndMetadata(offset));
@@ -332,6 +348,9 @@ public final class ReportService implements AutoCloseable {
     private final Set<TopicPartition> overHeld = new HashSet<>();
 
     private void hold(ConsumerRecord<String, byte[]> r, String instance, long timeNs, boolean baseline) {
+        if (!holdCommits) {
+            return;
+        }
         java.util.ArrayDeque<Held> h = held.computeIfAbsent(new TopicPartition(r.topic(), r.partition()), k -> new java.util.ArrayDeque<>());
         h.addLast(new Held(r.offset(), instance, timeNs, baseline));
         if (h.size() > MAX_HELD_PER_PARTITION) {
@@ -378,6 +397,11 @@ public final class ReportService implements AutoCloseable {
 
     public String groupId() {
         return groupId;
+    }
+
+    /** Records read from the input topics since {@link #start} (a progress figure; undecodable ones count too). */
+    public long recordsRead() {
+        return recordsRead.get();
     }
 
     public IncidentReporter reporter() {

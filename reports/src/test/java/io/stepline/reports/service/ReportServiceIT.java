@@ -1,0 +1,113 @@
+package io.stepline.reports.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.stepline.events.Anomaly;
+import io.stepline.events.AnomalyKind;
+import io.stepline.events.Severity;
+import io.stepline.kafka.EmbeddedKafkaBroker;
+import io.stepline.reports.incident.ReporterSettings;
+import io.stepline.schemas.EventSerdes;
+import io.stepline.schemas.Topics;
+
+/**
+ * The report stage's commits on a real broker: on its own ({@code stepline report}) it commits its
+ * anomalies no further than the oldest one an open incident still needs, so a restart after a crash
+ * reads them again; inside a one-process pipeline ({@code stepline demo}, {@code run}) it commits what it
+ * read, because that pipeline decides it is finished by the committed offsets reaching the ends (held
+ * commits made {@code demo} and {@code run} wait out their 15-minute timeout).
+ */
+class ReportServiceIT {
+    private static final int ANOMALIES = 6;
+    private static final TopicPartition ANOMALIES_0 = new TopicPartition(Topics.ANOMALIES.topicName(), 0);
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void onItsOwnItHoldsTheCommitForAnOpenIncidentAndInAPipelineItCommitsWhatItRead() throws Exception {
+        try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.builder().partitions(1).build().start(); Admin admin = broker.admin()) {
+            String bs = broker.bootstrapServers();
+            produceOneRunOfAnomalies(bs);
+
+            // batch mode (not live): the run stays open until flush
+            try (ReportService alone = new ReportService(ReporterSettings.defaults(tmp.resolve("alone")), "reports-alone", "", false).start(bs)) {
+                await(() -> alone.recordsRead() >= ANOMALIES, "the stage read the anomalies");
+                long committed = await(() -> committed(admin, "reports-alone"), c -> c >= 0, "a commit");
+                assertThat(committed).as("committed while the incident is open").isZero();
+                alone.flush(Duration.ofSeconds(30));
+                assertThat(await(() -> committed(admin, "reports-alone"), c -> c == ANOMALIES, "the commit after the incident closed"))
+                        .isEqualTo(ANOMALIES);
+            }
+
+            try (ReportService inPipeline = new ReportService(ReporterSettings.defaults(tmp.resolve("pipeline")), "reports-pipeline", "", false)
+                    .holdCommitsForOpenIncidents(false).start(bs)) {
+                // no flush: the incident is still open, and the offsets are committed all the same
+                assertThat(await(() -> committed(admin, "reports-pipeline"), c -> c == ANOMALIES, "the commit of what was read"))
+                        .isEqualTo(ANOMALIES);
+            }
+        }
+    }
+
+    private static void produceOneRunOfAnomalies(String bootstrapServers) {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer())) {
+            long t0 = 1_700_000_000_000_000_000L;
+            for (int i = 0; i < ANOMALIES; i++) {
+                long start = t0 + i * 20_000_000L;
+                Anomaly a = Anomaly.newBuilder().setAnomalyId("i-1/" + (100 + i)).setInstanceId("i-1").setKind(AnomalyKind.OUTLIER)
+                        .setSeverity(Severity.HIGH).setStartUnixNano(start).setEndUnixNano(start + 30_000_000L).setStepId(100L + i)
+                        .setLatencyNs(30_000_000L).setExpectedNs(10e6).setBoundNs(13e6).setDeviationRatio(3.0).setModelKind("robust").setModelVersion(3)
+                        .build();
+                producer.send(new ProducerRecord<>(Topics.ANOMALIES.topicName(), 0, "i-1", EventSerdes.ANOMALY.encode(a)));
+            }
+            producer.flush();
+        }
+    }
+
+    /** The group's committed offset on stepline.anomalies-0, or -1 while it has none. */
+    private static long committed(Admin admin, String group) {
+        try {
+            Map<TopicPartition, OffsetAndMetadata> c = admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS);
+            OffsetAndMetadata om = c.get(ANOMALIES_0);
+            return om == null ? -1 : om.offset();
+        } catch (Exception e) {
+            return -1;
+        }
+    }
+
+    private static void await(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    private static long await(LongSupplier value, java.util.function.LongPredicate done, String what) throws InterruptedException {
+        long[] last = {-1};
+        await(() -> done.test(last[0] = value.getAsLong()), what);
+        return last[0];
+    }
+}
