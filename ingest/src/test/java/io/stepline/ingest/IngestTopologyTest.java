@@ -165,7 +165,11 @@ class IngestTopologyTest {
                 Otlp.traces(Otlp.resource("vllm-3", "mixed", 1), "s", spans).toByteArray());
         in.pipeInput(key, Otlp.traces(Otlp.resource("vllm-3", "mixed", 1), "s", spans).toByteArray());
         assertThat(steps.isEmpty()).isTrue();
-        assertThat(deadLetters()).extracting(DeadLetter::getReasonCode).containsExactly("DUPLICATE_STEP", "DUPLICATE_STEP");
+        List<DeadLetter> dead = deadLetters();
+        assertThat(dead).extracting(DeadLetter::getReasonCode).containsExactly("DUPLICATE_STEP", "DUPLICATE_STEP");
+        // each names where its message is on otlp_spans, the re-keyed one too (not the repartition topic, purged once committed)
+        assertThat(dead).extracting(DeadLetter::getOrigin).containsExactly(Topics.OTLP_SPANS.topicName() + "-0@2",
+                Topics.OTLP_SPANS.topicName() + "-0@3");
     }
 
     @Test
@@ -179,7 +183,10 @@ class IngestTopologyTest {
         List<StepRecord> out = steps();
         assertThat(out).hasSize(1);
         assertThat(out.get(0).getPhases()).hasSize(2);
-        assertThat(deadLetters()).extracting(DeadLetter::getReasonCode).containsExactly("ORPHAN_PHASE_SPAN");
+        List<DeadLetter> dead = deadLetters();
+        assertThat(dead).extracting(DeadLetter::getReasonCode).containsExactly("ORPHAN_PHASE_SPAN");
+        // dead-lettered when the window expired, with no input record at hand: no origin (it was "null--1@-1")
+        assertThat(dead.get(0).getOrigin()).isNull();
     }
 
     @Test

@@ -26,7 +26,7 @@ import org.apache.kafka.streams.state.Stores;
 import io.stepline.events.StepRecord;
 import io.stepline.ingest.topology.StepAssembler;
 import io.stepline.ingest.topology.StoreState;
-import io.stepline.schemas.DeadLetters;
+import io.stepline.ingest.topology.IngestTopology;
 import io.stepline.ingest.validation.Rejection;
 import io.stepline.schemas.Topics;
 import io.stepline.schemas.EventSerdes;
@@ -178,7 +178,7 @@ public final class LogsTopology {
         }
 
         private void dead(Record<byte[], byte[]> record, Rejection r, byte[] payload) {
-            String origin = ctx.recordMetadata().map(m -> DeadLetters.origin(m.topic(), m.partition(), m.offset())).orElse(null);
+            String origin = IngestTopology.originOf(ctx);
             byte[] dl = EventSerdes.DEAD_LETTER.encode(
                     r.deadLetter(Topics.OTLP_LOGS.topicName(), origin, "application/x-protobuf", payload, null));
             ctx.forward(record.withKey("").withValue(new Routed(Routed.Kind.DEAD_LETTER, dl)));
@@ -210,7 +210,7 @@ public final class LogsTopology {
 
                 @Override
                 public void reject(Rejection why, byte[] payload) {
-                    String origin = ctx.recordMetadata().map(m -> DeadLetters.origin(m.topic(), m.partition(), m.offset())).orElse(null);
+                    String origin = IngestTopology.originOf(ctx);
                     byte[] dl = EventSerdes.DEAD_LETTER.encode(why.deadLetter(Topics.OTLP_LOGS.topicName(), origin, "text/plain", payload, null));
                     ctx.forward(new Record<>("", new Routed(Routed.Kind.DEAD_LETTER, dl), ts()));
                 }

@@ -5,6 +5,8 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
 
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.StreamsBuilder;
@@ -57,7 +59,18 @@ public final class IngestTopology {
     /** The most of one gap between observations of the clock that counts toward a wait ({@link RunningClock}). */
     static final long MAX_COUNTED_GAP_MS = 4 * PUNCTUATE_MS;
 
+    /** Header on a fragment's record: where on otlp_spans its message was read ({@code otlp_spans-P@N}). */
+    static final String ORIGIN_HEADER = "stepline-origin";
+
     private IngestTopology() {}
+
+    /**
+     * Where the record being processed was read ({@code topic-P@N}), or null: in a punctuation Kafka
+     * Streams reports metadata without a topic (it wrote "null--1@-1" into dead letters before).
+     */
+    public static String originOf(ProcessorContext<?, ?> ctx) {
+        return ctx.recordMetadata().filter(m -> m.topic() != null).map(m -> DeadLetters.origin(m.topic(), m.partition(), m.offset())).orElse(null);
+    }
 
     /**
      * @param inputPartitions partitions of {@code otlp_spans}; a message is in its instance's task
@@ -139,7 +152,7 @@ public final class IngestTopology {
                         String instance = fragment.identity().instanceId();
                         Routed routed = inItsTask(record, instance) ? Routed.local(fragment)
                                 : Routed.of(Routed.Kind.REMOTE_FRAGMENT, fragment.resourceSpans().toByteArray());
-                        ctx.forward(record.withKey(instance).withValue(routed));
+                        ctx.forward(withOrigin(record).withKey(instance).withValue(routed));
                     } catch (Rejection r) {
                         dead(record, r, fragment.resourceSpans().toByteArray());
                     }
@@ -147,6 +160,16 @@ public final class IngestTopology {
             } catch (Rejection r) {
                 dead(record, r, record.value());
             }
+        }
+
+        /**
+         * The record with the {@link #ORIGIN_HEADER} of where it was read: a fragment rejected after the
+         * repartition is then dead-lettered with its place on otlp_spans, not on the repartition topic
+         * (whose records are purged once committed, so that origin would name nothing an operator can read).
+         */
+        private Record<byte[], byte[]> withOrigin(Record<byte[], byte[]> record) {
+            String origin = originOf(ctx);
+            return origin == null ? record : record.withHeaders(new RecordHeaders().add(ORIGIN_HEADER, origin.getBytes(StandardCharsets.UTF_8)));
         }
 
         private boolean inItsTask(Record<byte[], byte[]> record, String instance) {
@@ -158,8 +181,7 @@ public final class IngestTopology {
         }
 
         private void dead(Record<byte[], byte[]> record, Rejection r, byte[] payload) {
-            String origin = ctx.recordMetadata().map(m -> DeadLetters.origin(m.topic(), m.partition(), m.offset())).orElse(null);
-            byte[] dl = EventSerdes.DEAD_LETTER.encode(r.deadLetter(Topics.OTLP_SPANS.topicName(), origin, null, payload, null));
+            byte[] dl = EventSerdes.DEAD_LETTER.encode(r.deadLetter(Topics.OTLP_SPANS.topicName(), originOf(ctx), null, payload, null));
             stats.deadLetter(r.code(), null);
             ctx.forward(record.withKey("").withValue(Routed.of(Routed.Kind.DEAD_LETTER, dl)));
         }
@@ -181,6 +203,8 @@ public final class IngestTopology {
         private StepAssembler.Output output;
         private RunningClock clock;
         private long timestamp;
+        /** Where the record being processed was read on otlp_spans (its {@link #ORIGIN_HEADER}), or null. */
+        private String currentOrigin;
 
         Assembler(IngestConfig cfg) {
             this.assembler = new StepAssembler(cfg.reorderWindowMs(), cfg.formBSuccessorWaitMs());
@@ -208,7 +232,7 @@ public final class IngestTopology {
 
                 @Override
                 public void reject(Rejection why, byte[] payload, String instanceId) {
-                    String origin = ctx.recordMetadata().map(m -> DeadLetters.origin(m.topic(), m.partition(), m.offset())).orElse(null);
+                    String origin = currentOrigin != null ? currentOrigin : originOf(ctx);
                     io.stepline.events.DeadLetter d = why.deadLetter(Topics.OTLP_SPANS.topicName(), origin, null, payload, instanceId);
                     stats.deadLetter(why.code(), instanceId);
                     ctx.forward(new Record<>(DeadLetters.key(d), Routed.of(Routed.Kind.DEAD_LETTER, EventSerdes.DEAD_LETTER.encode(d)), ts()));
@@ -231,16 +255,22 @@ public final class IngestTopology {
         @Override
         public void process(Record<String, Routed> record) {
             timestamp = record.timestamp();
-            SpanFragment fragment = record.value().fragment();
-            if (fragment == null) {
-                try {
-                    fragment = OtlpDecoder.fragment(record.value().bytes());
-                } catch (Rejection r) {
-                    output.reject(r, record.value().bytes());
-                    return;
+            Header origin = record.headers().lastHeader(ORIGIN_HEADER);
+            currentOrigin = origin == null || origin.value() == null ? null : new String(origin.value(), StandardCharsets.UTF_8);
+            try {
+                SpanFragment fragment = record.value().fragment();
+                if (fragment == null) {
+                    try {
+                        fragment = OtlpDecoder.fragment(record.value().bytes());
+                    } catch (Rejection r) {
+                        output.reject(r, record.value().bytes());
+                        return;
+                    }
                 }
+                assembler.accept(fragment, clock.at(ctx.currentSystemTimeMs()), state, output);
+            } finally {
+                currentOrigin = null; // what the punctuator rejects later has no input record
             }
-            assembler.accept(fragment, clock.at(ctx.currentSystemTimeMs()), state, output);
         }
     }
 }
