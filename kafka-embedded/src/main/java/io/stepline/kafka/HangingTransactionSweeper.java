@@ -96,7 +96,9 @@ final class HangingTransactionSweeper implements AutoCloseable {
             return 0;
         }
         Set<Long> ongoing = new HashSet<>();
+        Map<Long, TransactionListing> byProducer = new HashMap<>();
         for (TransactionListing t : admin.listTransactions(new ListTransactionsOptions()).all().get(30, TimeUnit.SECONDS)) {
+            byProducer.put(t.producerId(), t);
             if (t.state() == TransactionState.ONGOING || t.state() == TransactionState.PREPARE_COMMIT
                     || t.state() == TransactionState.PREPARE_ABORT) {
                 ongoing.add(t.producerId());
@@ -112,9 +114,11 @@ final class HangingTransactionSweeper implements AutoCloseable {
                     ps.coordinatorEpoch().orElse(-1))).all().get(30, TimeUnit.SECONDS);
             firstSeenMs.remove(o);
             aborted++;
-            log.warn("aborted a hanging transaction of producer {} on {}, open since offset {} for over {} s: its coordinator did not know it"
-                    + " (a broker killed mid-transaction); read_committed readers of the partition can go on", o.producerId(), o.partition(),
-                    o.startOffset(), HANG_AFTER_MS / 1000);
+            TransactionListing known = byProducer.get(o.producerId());
+            log.warn("aborted a hanging transaction of producer {} (epoch {}) on {}, open since offset {} for over {} s: its coordinator has no"
+                    + " ongoing transaction of it ({}; a broker stopped or killed mid-transaction); read_committed readers of the partition can"
+                    + " go on", o.producerId(), ps.producerEpoch(), o.partition(), o.startOffset(), HANG_AFTER_MS / 1000,
+                    known == null ? "it does not know the producer" : "its transactional id " + known.transactionalId() + " is " + known.state());
         }
         return aborted;
     }
