@@ -1,0 +1,218 @@
+package io.stepline.roofline.model.robust;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import io.stepline.events.RooflineStateFit;
+
+/**
+ * The fitted part of the robust roofline: coefficients on the {@link CostBasis} from a
+ * {@link TrimmedLeastSquares} fit over every cell's points, the floor under it, the robust spread
+ * of the points around it (after each cell's own median residual, which it writes back into the
+ * cells), the largest value of each feature the training steps had, and the first fit kept as the
+ * reference a drift is measured against.
+ */
+final class CostFit {
+    /** Cells with fewer points than this have no offset of their own: their steps are extrapolations. */
+    static final int MIN_CELL_POINTS = 3;
+    /** A robust sigma from a handful of points per cell is deflated by the cells' own medians: widen it. */
+    static final double IN_SAMPLE_SIGMA_FACTOR = 1.15;
+    static final double MIN_SIGMA = 0.01;
+    /** Spread assumed when no cell has enough points to measure one. */
+    static final double UNMEASURED_SIGMA = 0.05;
+    /** A step whose feature exceeds the training maximum by this factor is beyond what the model knows. */
+    static final double BEYOND_FACTOR = 1.5;
+
+    private final double[] decodeBasis = new double[CostBasis.SIZE];
+    private double[] coef = new double[0];
+    private double[] reference = new double[0];
+    private long referenceVersion;
+    private boolean fitted;
+    private double floorNs;
+    private double sigma = Double.NaN;
+    private double[] featureMax = new double[CostBasis.SIZE];
+    private long version;
+
+    /**
+     * Fits the basis to every cell's points, then sets each cell's offset (the median log residual of
+     * its points; none below {@link #MIN_CELL_POINTS}) and measures the spread. False when the points
+     * cannot be fitted (the model keeps its previous fit).
+     */
+    boolean refit(WorkCells cells) {
+        int n = cells.points();
+        double[][] x = new double[n][CostBasis.SIZE];
+        double[] y = new double[n];
+        float[] pt = new float[WorkCells.POINT_WIDTH];
+        int i = 0;
+        for (int c = 0; c < cells.cells(); c++) {
+            for (int j = 0; j < cells.count(c); j++) {
+                cells.point(c, j, pt);
+                CostBasis.of(pt[0], pt[1], pt[2], pt[3], pt[4], x[i]);
+                y[i] = pt[5];
+                i++;
+            }
+        }
+        double[] fit = TrimmedLeastSquares.fit(x, y, n, TrimmedLeastSquares.DEFAULT_TRIM);
+        if (fit == null) {
+            return false;
+        }
+        double minY = Double.MAX_VALUE;
+        // never shrinks: a cell evicted for room does not make its work unknown again
+        double[] maxX = featureMax.clone();
+        for (int k = 0; k < n; k++) {
+            minY = Math.min(minY, y[k]);
+            for (int j = 0; j < CostBasis.SIZE; j++) {
+                maxX[j] = Math.max(maxX[j], x[k][j]);
+            }
+        }
+        featureMax = maxX;
+        double floor = 0.5 * minY;
+        double[] logRes = new double[n];
+        for (int k = 0; k < n; k++) {
+            logRes[k] = Math.log(y[k] / Math.max(floor, CostBasis.dot(fit, x[k])));
+        }
+        List<Double> spread = new ArrayList<>(n);
+        int k = 0;
+        for (int c = 0; c < cells.cells(); c++) {
+            int m = cells.count(c);
+            if (m >= MIN_CELL_POINTS) {
+                double[] r = Arrays.copyOfRange(logRes, k, k + m);
+                double off = median(r);
+                cells.setOffset(c, off);
+                for (double v : r) {
+                    spread.add(v - off);
+                }
+            } else {
+                cells.setOffset(c, Double.NaN);
+            }
+            k += m;
+        }
+        double mad = spread.isEmpty() ? Double.NaN : medianAbs(spread);
+        sigma = Double.isNaN(mad) ? UNMEASURED_SIGMA : Math.max(MIN_SIGMA, 1.4826 * mad * IN_SAMPLE_SIGMA_FACTOR);
+        coef = fit;
+        floorNs = floor;
+        fitted = true;
+        version++;
+        if (reference.length == 0) {
+            reference = fit.clone();
+            referenceVersion = version;
+        }
+        return true;
+    }
+
+    /** The step's cost before the level and its cell's offset: the fit, never under the floor. */
+    double base(double[] basis) {
+        return Math.max(floorNs, CostBasis.dot(coef, basis));
+    }
+
+    /** The share of a step's base cost that its prefill adds to its decode work ({@code basis}: the whole step's). */
+    double prefillShare(double[] basis, double decodeReqs, double decodeTokens, double contextTokens) {
+        CostBasis.of(0, 0, decodeReqs, decodeTokens, contextTokens, decodeBasis);
+        return Math.max(0, 1 - base(decodeBasis) / base(basis));
+    }
+
+    /** A basis feature present in the step that no training point had, or far beyond the largest seen. */
+    boolean beyondTraining(double[] x) {
+        for (int j = 1; j < CostBasis.SIZE; j++) {
+            if (x[j] > 0 && (featureMax[j] <= 0 || x[j] > BEYOND_FACTOR * featureMax[j])) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether a cell holds enough points for its own offset (and has one): its steps are no extrapolation. */
+    static boolean knows(WorkCells cells, int slot) {
+        return cells.count(slot) >= MIN_CELL_POINTS && !Double.isNaN(cells.offset(slot));
+    }
+
+    /** Median latency of a cell's points (as stored: divided by the level of their time). */
+    static double cellMedian(WorkCells cells, int slot) {
+        int m = cells.count(slot);
+        double[] v = new double[m];
+        float[] pt = new float[WorkCells.POINT_WIDTH];
+        for (int j = 0; j < m; j++) {
+            cells.point(slot, j, pt);
+            v[j] = pt[5];
+        }
+        return median(v);
+    }
+
+    boolean fitted() {
+        return fitted;
+    }
+
+    long version() {
+        return version;
+    }
+
+    /** Robust spread (log) of the training points around the model; NaN before the first fit. */
+    double sigma() {
+        return sigma;
+    }
+
+    double[] coefficients() {
+        return coef.clone();
+    }
+
+    double interceptNs() {
+        return coef[0];
+    }
+
+    /** The first fit's coefficients, or null before it. */
+    double[] reference() {
+        return reference.length == 0 ? null : reference.clone();
+    }
+
+    long referenceVersion() {
+        return referenceVersion;
+    }
+
+    void saveTo(RooflineStateFit.Builder f) {
+        f.setVersion(version).setFitted(fitted).setCoefficients(boxed(coef)).setFloorNs(floorNs).setSigma(sigma)
+                .setFeatureMax(boxed(featureMax)).setReferenceCoefficients(boxed(reference)).setReferenceVersion(referenceVersion);
+    }
+
+    void restore(RooflineStateFit f) {
+        version = f.getVersion();
+        fitted = f.getFitted();
+        coef = unboxed(f.getCoefficients());
+        floorNs = f.getFloorNs();
+        sigma = f.getSigma();
+        featureMax = f.getFeatureMax().isEmpty() ? new double[CostBasis.SIZE] : unboxed(f.getFeatureMax());
+        reference = unboxed(f.getReferenceCoefficients());
+        referenceVersion = f.getReferenceVersion();
+    }
+
+    static double median(double[] v) {
+        double[] c = v.clone();
+        Arrays.sort(c);
+        int m = c.length / 2;
+        return c.length % 2 == 1 ? c[m] : (c[m - 1] + c[m]) / 2;
+    }
+
+    private static double medianAbs(List<Double> v) {
+        double[] a = new double[v.size()];
+        for (int i = 0; i < a.length; i++) {
+            a[i] = Math.abs(v.get(i));
+        }
+        return median(a);
+    }
+
+    private static List<Double> boxed(double[] v) {
+        List<Double> out = new ArrayList<>(v.length);
+        for (double d : v) {
+            out.add(d);
+        }
+        return out;
+    }
+
+    private static double[] unboxed(List<Double> v) {
+        double[] out = new double[v.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = v.get(i);
+        }
+        return out;
+    }
+}

@@ -1,0 +1,137 @@
+package io.stepline.roofline.model.robust;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import java.util.SplittableRandom;
+
+import org.junit.jupiter.api.Test;
+
+import io.stepline.events.RooflineStateFit;
+
+class CostFitTest {
+    /** A decode step's cost: 3 ms fixed, 20 us per request, 1 us per context token (as the basis can say it). */
+    private static double decodeNs(double reqs, double ctx) {
+        return 3e6 + 2e4 * reqs + 1e3 * ctx;
+    }
+
+    private static void addDecode(WorkCells cells, long step, double reqs, double ctx, double latNs) {
+        cells.add(WorkCells.key(0, 0, reqs, ctx), step, new float[] {0, 0, (float) reqs, (float) reqs, (float) ctx, (float) latNs});
+    }
+
+    private static WorkCells decodeCells(SplittableRandom rng, int steps, double noise) {
+        WorkCells cells = new WorkCells(WorkCells.DEFAULT_POINTS_PER_CELL, WorkCells.DEFAULT_MAX_CELLS);
+        for (int i = 0; i < steps; i++) {
+            double reqs = 1 + rng.nextInt(64);
+            double ctx = reqs * (200 + rng.nextInt(800));
+            addDecode(cells, i, reqs, ctx, decodeNs(reqs, ctx) * Math.exp(noise * rng.nextGaussian()));
+        }
+        return cells;
+    }
+
+    @Test
+    void fitsTheCostAcrossTheRangeWithTheCellsOffsetsAndASpreadOfTheNoise() {
+        WorkCells cells = decodeCells(new SplittableRandom(1), 3_000, 0.03);
+        CostFit fit = new CostFit();
+        assertThat(fit.fitted()).isFalse();
+        assertThat(fit.refit(cells)).isTrue();
+        assertThat(fit.fitted()).isTrue();
+        assertThat(fit.version()).isEqualTo(1);
+        double[] x = new double[CostBasis.SIZE];
+        for (double[] w : new double[][] {{4, 2_000}, {32, 20_000}, {60, 50_000}}) {
+            CostBasis.of(0, 0, w[0], w[0], w[1], x);
+            assertThat(fit.base(x) / decodeNs(w[0], w[1])).as("work %s", java.util.Arrays.toString(w)).isCloseTo(1.0, within(0.03));
+        }
+        // the spread is the noise's (3%), widened for being measured in sample
+        assertThat(fit.sigma()).isBetween(0.025, 0.045);
+        // a well-filled cell has an offset near zero: the basis already says what its steps cost
+        int slot = cells.slot(WorkCells.key(0, 0, 32, 20_000));
+        assertThat(CostFit.knows(cells, slot)).isTrue();
+        assertThat(cells.offset(slot)).isCloseTo(0, within(0.05));
+    }
+
+    @Test
+    void slowStepsInsideTheTrainingDataDoNotPullTheFit() {
+        SplittableRandom rng = new SplittableRandom(2);
+        WorkCells clean = decodeCells(new SplittableRandom(2), 3_000, 0.02);
+        WorkCells faulted = new WorkCells(WorkCells.DEFAULT_POINTS_PER_CELL, WorkCells.DEFAULT_MAX_CELLS);
+        for (int i = 0; i < 3_000; i++) {
+            double reqs = 1 + rng.nextInt(64);
+            double ctx = reqs * (200 + rng.nextInt(800));
+            double slow = rng.nextDouble() < 0.08 ? 2.0 : 1.0; // 8% of the training steps ran 2x slow
+            addDecode(faulted, i, reqs, ctx, decodeNs(reqs, ctx) * slow * Math.exp(0.02 * rng.nextGaussian()));
+        }
+        CostFit a = new CostFit();
+        CostFit b = new CostFit();
+        a.refit(clean);
+        b.refit(faulted);
+        double[] x = new double[CostBasis.SIZE];
+        CostBasis.of(0, 0, 32, 32, 20_000, x);
+        assertThat(b.base(x) / a.base(x)).isCloseTo(1.0, within(0.05));
+    }
+
+    @Test
+    void workBeyondWhatTheTrainingStepsHadIsSaidSo() {
+        CostFit fit = new CostFit();
+        fit.refit(decodeCells(new SplittableRandom(3), 2_000, 0.02));
+        double[] x = new double[CostBasis.SIZE];
+        CostBasis.of(0, 0, 40, 40, 30_000, x);
+        assertThat(fit.beyondTraining(x)).isFalse();
+        CostBasis.of(512, 1, 40, 40, 30_000, x); // a first prefill: no training step had one
+        assertThat(fit.beyondTraining(x)).isTrue();
+        CostBasis.of(0, 0, 40, 40, 200_000, x); // far more context than any training step
+        assertThat(fit.beyondTraining(x)).isTrue();
+    }
+
+    @Test
+    void thePrefillShareIsWhatThePrefillAddsToTheStep() {
+        CostFit fit = new CostFit();
+        fit.refit(decodeCells(new SplittableRandom(4), 2_000, 0.02));
+        double[] x = new double[CostBasis.SIZE];
+        CostBasis.of(0, 0, 16, 16, 8_000, x);
+        assertThat(fit.prefillShare(x, 16, 16, 8_000)).isCloseTo(0, within(1e-9));
+    }
+
+    @Test
+    void theFirstFitStaysTheReferenceAndTheStateRoundTrips() {
+        WorkCells cells = decodeCells(new SplittableRandom(5), 2_000, 0.02);
+        CostFit fit = new CostFit();
+        fit.refit(cells);
+        double[] first = fit.coefficients();
+        for (int i = 0; i < 500; i++) { // everything 30% slower: the next fit moves, the reference does not
+            double reqs = 1 + (i % 64);
+            double ctx = reqs * 600;
+            addDecode(cells, 10_000 + i, reqs, ctx, 1.3 * decodeNs(reqs, ctx));
+        }
+        fit.refit(cells);
+        assertThat(fit.version()).isEqualTo(2);
+        assertThat(fit.reference()).containsExactly(first);
+        assertThat(fit.referenceVersion()).isEqualTo(1);
+        assertThat(fit.coefficients()).isNotEqualTo(first);
+
+        RooflineStateFit.Builder b = RooflineStateFit.newBuilder().setLevelAnchor(1).setLevelRiseSinceNs(0).setSawContext(true)
+                .setSawDecode(true).setDriftBlockElevated(java.util.List.of()).setDriftBlockMedian(java.util.List.of())
+                .setDriftBlockStartNs(java.util.List.of()).setDriftAlarms(0).setTail(java.util.List.of());
+        fit.saveTo(b);
+        CostFit back = new CostFit();
+        back.restore(b.build());
+        double[] x = new double[CostBasis.SIZE];
+        CostBasis.of(0, 0, 20, 20, 12_000, x);
+        assertThat(back.base(x)).isEqualTo(fit.base(x));
+        assertThat(back.sigma()).isEqualTo(fit.sigma());
+        assertThat(back.version()).isEqualTo(2);
+        assertThat(back.reference()).containsExactly(first);
+        CostBasis.of(0, 0, 40, 40, 200_000, x);
+        assertThat(back.beyondTraining(x)).isTrue();
+    }
+
+    @Test
+    void tooFewPointsFitNothing() {
+        WorkCells cells = new WorkCells(WorkCells.DEFAULT_POINTS_PER_CELL, WorkCells.DEFAULT_MAX_CELLS);
+        addDecode(cells, 0, 4, 2_000, decodeNs(4, 2_000));
+        CostFit fit = new CostFit();
+        assertThat(fit.refit(cells)).isFalse();
+        assertThat(fit.fitted()).isFalse();
+        assertThat(fit.reference()).isNull();
+    }
+}
