@@ -34,7 +34,7 @@ final class ModelLevel {
      * wanders (and on the simulator creeps up to 1.2x over 45,000 steps), which the anchor follows;
      * the simulator's kernel regressions lift it 13-25% within 500-2,500 steps (docs/BENCHMARKS.md).
      */
-    static final double LEVEL_SHIFT_RATIO = 1.15;
+    static final double LEVEL_SHIFT_RATIO = 1.12;
     /**
      * Memory of the anchor, in steps: at every refit it moves towards the level by the refit's steps
      * over this. With a fixed anchor (the level at the last alarm) the slow creep of healthy instances
@@ -133,7 +133,10 @@ final class ModelLevel {
 
     /** At a refit, {@code steps} after the last: the anchor moves towards the level (see {@link #ANCHOR_MEMORY_STEPS}). */
     void followAnchor(int steps) {
-        anchor += (level - anchor) * Math.min(1, (double) steps / ANCHOR_MEMORY_STEPS);
+        if (anchor != level) {
+            anchor += (level - anchor) * Math.min(1, (double) steps / ANCHOR_MEMORY_STEPS);
+            changed = true;
+        }
     }
 
     /** Whether an episode holds the level still (producers without the KV context only). */

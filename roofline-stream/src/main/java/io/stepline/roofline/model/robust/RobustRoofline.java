@@ -268,6 +268,7 @@ public final class RobustRoofline implements LatencyDetector {
 
     /** Refits the cost over every cell's points; true when it fitted. */
     private boolean refit() {
+        level.followAnchor(sinceRefit);
         boolean fitted = fit.refit(cells);
         sinceRefit = 0;
         if (fitted) {

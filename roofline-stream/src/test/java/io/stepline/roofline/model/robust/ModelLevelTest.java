@@ -1,0 +1,138 @@
+package io.stepline.roofline.model.robust;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import io.stepline.events.RooflineStateFit;
+import io.stepline.events.RooflineStateHeader;
+
+class ModelLevelTest {
+    private static final double LEARN_LOG = Math.log(1.08);
+
+    /** A producer that reports the KV context, one judged near-model step at a time. */
+    private static ModelLevel withContext() {
+        ModelLevel l = new ModelLevel();
+        l.noteWork(10_000, 8);
+        return l;
+    }
+
+    /**
+     * Feeds steps that cost {@code ratio} of the fit (reached over {@code rampSteps}), spread +-4% around
+     * it; refits every 256 steps; returns the first alarm, if any.
+     */
+    private static DriftWatch.Alarm feed(ModelLevel l, int steps, double ratio, long[] clock) {
+        return feed(l, steps, 1, ratio, 1, clock);
+    }
+
+    private static DriftWatch.Alarm feed(ModelLevel l, int steps, double from, double to, int rampSteps, long[] clock) {
+        DriftWatch.Alarm first = null;
+        for (int i = 0; i < steps; i++) {
+            double ratio = from + (to - from) * Math.min(1, (i + 1) / (double) rampSteps);
+            double spread = 0.96 + 0.08 * ((clock[0] / 10_000_000 * 37) % 101) / 100.0;
+            double logRatio = Math.log(ratio * spread / l.value());
+            l.learn(false, true, false, BatchLevel.x(8), 1, 0, logRatio, LEARN_LOG);
+            DriftWatch.Alarm a = l.shift(clock[0] += 10_000_000);
+            if (a != null) {
+                l.onAlarm(a, true);
+                first = first == null ? a : first;
+            }
+            if (clock[0] / 10_000_000 % 256 == 0) {
+                l.followAnchor(256);
+            }
+        }
+        return first;
+    }
+
+    @Test
+    void theLevelFollowsStepsNearTheModelOnly() {
+        ModelLevel l = withContext();
+        for (int i = 0; i < 500; i++) {
+            l.learn(false, true, false, BatchLevel.x(8), 1, 0, Math.log(1.05), LEARN_LOG);
+        }
+        assertThat(l.value()).isGreaterThan(1.4); // 5% each step, compounded: it follows
+        ModelLevel far = withContext();
+        for (int i = 0; i < 500; i++) {
+            far.learn(false, true, false, BatchLevel.x(8), 1, 0, Math.log(1.6), LEARN_LOG); // a slowdown: taught nothing
+            far.learn(true, true, false, BatchLevel.x(8), 1, 0, Math.log(1.02), LEARN_LOG); // an outlier: neither
+        }
+        assertThat(far.value()).isEqualTo(1.0);
+    }
+
+    @Test
+    void anAbruptRiseOfTheLevelIsASustainedRegressionSinceItBegan() {
+        ModelLevel l = withContext();
+        long[] clock = {0};
+        assertThat(feed(l, 3_000, 1.0, clock)).isNull();
+        long began = clock[0];
+        // a regression that takes hold within a few hundred steps (the simulator's kernel regressions: 500)
+        DriftWatch.Alarm a = feed(l, 2_000, 1.0, 1.2, 300, clock);
+        assertThat(a).isNotNull();
+        assertThat(a.ratio()).isGreaterThanOrEqualTo(ModelLevel.LEVEL_SHIFT_RATIO);
+        assertThat(a.sinceNs()).isBetween(began, began + 300 * 10_000_000L);
+    }
+
+    @Test
+    void aSlowCreepOfTheLevelIsNoRegression() {
+        // a healthy instance's level on the simulator: +20% over 45,000 steps
+        ModelLevel l = withContext();
+        long[] clock = {0};
+        DriftWatch.Alarm a = null;
+        for (int k = 0; k < 45 && a == null; k++) {
+            a = feed(l, 1_000, Math.pow(1.2, (k + 1) / 45.0), clock);
+        }
+        assertThat(a).isNull();
+        assertThat(l.value()).isCloseTo(1.2, within(0.03)); // followed, not alarmed
+    }
+
+    @Test
+    void aProducerWithoutTheContextNeverRaisesALevelShiftAndScalesItsBatchLevelOnAnAlarm() {
+        ModelLevel l = new ModelLevel();
+        l.noteWork(0, 8);
+        assertThat(l.byBatch()).isTrue();
+        for (int i = 0; i < 2_000; i++) {
+            double bx = BatchLevel.x(8 + i % 32);
+            l.learn(false, true, false, bx, l.batchAt(bx), 0, Math.log(1.3 / l.batchAt(bx)), LEARN_LOG);
+        }
+        assertThat(l.shift(1)).isNull();
+        double before = l.batchAt(BatchLevel.x(20));
+        assertThat(before).isCloseTo(1.3, within(0.02));
+        l.onAlarm(new DriftWatch.Alarm(1.3, 1), false);
+        assertThat(l.batchAt(BatchLevel.x(20))).isCloseTo(1.3 * before, within(1e-9));
+        assertThat(l.value()).isEqualTo(1.0);
+    }
+
+    @Test
+    void theStateRoundTripsAndSaysWhenTheFitPartChanged() {
+        ModelLevel l = withContext();
+        assertThat(l.takeChanged()).isTrue();
+        assertThat(l.takeChanged()).isFalse();
+        long[] clock = {0};
+        feed(l, 300, 1.06, clock);
+        assertThat(l.takeChanged()).isTrue(); // the rise began and the anchor moved
+        RooflineStateHeader.Builder h = RooflineStateHeader.newBuilder().setStepsSeen(0).setStepsSinceRefit(0).setExtrapolatedSteps(0)
+                .setBeyondSteps(0).setElevatedShare(0).setDriftCurrent(java.nio.ByteBuffer.allocate(0))
+                .setDriftCurrentTailMask(java.nio.ByteBuffer.allocate(0)).setDriftCurrentStartNs(0);
+        l.saveTo(h);
+        RooflineStateFit.Builder f = RooflineStateFit.newBuilder().setVersion(0).setFitted(false).setCoefficients(List.of()).setFloorNs(0)
+                .setSigma(0).setFeatureMax(List.of()).setReferenceCoefficients(List.of()).setReferenceVersion(0)
+                .setDriftBlockElevated(List.of()).setDriftBlockMedian(List.of()).setDriftBlockStartNs(List.of()).setDriftAlarms(0)
+                .setTail(List.of());
+        l.saveTo(f);
+        ModelLevel back = new ModelLevel();
+        back.restore(h.build());
+        back.restore(f.build());
+        assertThat(back.value()).isEqualTo(l.value());
+        assertThat(back.byBatch()).isFalse();
+        long[] c1 = {clock[0]};
+        long[] c2 = {clock[0]};
+        DriftWatch.Alarm a1 = feed(l, 2_000, 1.06, 1.3, 300, c1);
+        DriftWatch.Alarm a2 = feed(back, 2_000, 1.06, 1.3, 300, c2);
+        assertThat(a1).isNotNull();
+        assertThat(a2).isEqualTo(a1);
+        assertThat(back.value()).isEqualTo(l.value());
+    }
+}
