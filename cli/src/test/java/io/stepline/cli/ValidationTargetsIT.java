@@ -1,0 +1,91 @@
+package io.stepline.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * Issue 15's targets, asserted on labelled traces Stepline's simulator did not write: the independent
+ * generator in {@code ../shared/validation/} writes a set (every producer form, the fault campaign, two
+ * sustained regressions), {@code stepline run} takes it through the whole pipeline on an embedded
+ * broker, and {@code stepline evaluate} scores it as {@code score.py} does. One fixed seed (21, which no
+ * choice of the model was tuned on); the figures of every seed measured, and where the targets are not
+ * met, are in docs/BENCHMARKS.md. Skipped where {@code ../shared} or python3 with numpy is not there.
+ */
+class ValidationTargetsIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String SEED = "21";
+
+    @TempDir
+    Path tmp;
+
+    private static Path generator() {
+        for (Path p : new Path[] {Path.of("../../shared/validation/gen.py"), Path.of("../shared/validation/gen.py")}) {
+            if (Files.isRegularFile(p)) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    private static boolean pythonWithNumpy() {
+        try {
+            Process p = new ProcessBuilder("python3", "-c", "import numpy").redirectErrorStream(true).start();
+            return p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private static String run(String... args) {
+        StringWriter out = new StringWriter();
+        CommandLine cl = Stepline.commandLine();
+        cl.setOut(new PrintWriter(out, true));
+        cl.setErr(new PrintWriter(new StringWriter(), true));
+        assertThat(cl.execute(args)).as("stepline %s", String.join(" ", args)).isZero();
+        return out.toString();
+    }
+
+    @Test
+    void theIndependentValidationSetMeetsTheDetectionTargets() throws Exception {
+        Path gen = generator();
+        assumeTrue(gen != null, "../shared/validation is not there");
+        assumeTrue(pythonWithNumpy(), "python3 with numpy is not there");
+        Path set = tmp.resolve("val");
+        Process p = new ProcessBuilder("python3", gen.toString(), "--out", set.toString(), "--seed", SEED)
+                .redirectErrorStream(true).redirectOutput(tmp.resolve("gen.log").toFile()).start();
+        assertThat(p.waitFor(10, TimeUnit.MINUTES)).isTrue();
+        assertThat(p.exitValue()).as(Files.readString(tmp.resolve("gen.log"))).isZero();
+
+        Path out = tmp.resolve("out");
+        run("run", "--input", set.resolve("traces.otlp.jsonl").toString(), "--input",
+                set.resolve("vllm-iterations-v-mix-7b-log.log").toString(), "--out", out.toString());
+        JsonNode r = JSON.readTree(run("evaluate", "--truth", set.toString(), "--anomalies", out.resolve("anomalies.jsonl").toString(),
+                "--incidents", out.resolve("incidents.jsonl").toString(), "--json"));
+
+        assertThat(r.get("step_recall").asDouble()).as("step recall on faulted steps slowed >= 1.5x").isGreaterThanOrEqualTo(0.99);
+        assertThat(r.get("fp_rate_clean").asDouble()).as("false positives among clean steps").isLessThanOrEqualTo(0.001);
+        assertThat(r.get("detectable_episodes_found").asInt()).as("episodes with a scored step slowed >= 1.5x, found")
+                .isEqualTo(r.get("detectable_episodes").asInt());
+        assertThat(r.get("incidents_per_episode").asDouble()).as("incidents per episode").isLessThanOrEqualTo(1.2);
+        assertThat(r.get("sustained_reported").asInt()).as("sustained regressions reported").isEqualTo(2)
+                .isEqualTo(r.get("sustained_episodes").asInt());
+        // every producer form took part: a form that stopped being read would lose its instance's steps
+        assertThat(r.get("scored_steps").asLong()).isGreaterThan(60_000);
+    }
+}
