@@ -43,6 +43,8 @@ public final class Pipeline implements AutoCloseable {
      * repartitioned records are committed with the input offsets, so a short check suffices.
      */
     static final Duration INPUT_SETTLE = Duration.ofMillis(500);
+    /** The least time the reports get to close their incidents and write their files at the end of a run. */
+    static final Duration MIN_FLUSH = Duration.ofSeconds(60);
     /**
      * How long a kernel batch may wait for its step's verdict when files or the simulator are
      * replayed faster than real time: kernel batches go straight to the detector while their steps
@@ -105,6 +107,7 @@ public final class Pipeline implements AutoCloseable {
      * and what it holds for later input is emitted), then closes the open incidents.
      */
     public void finish(boolean withIngest, Duration timeout) throws TimeoutException, InterruptedException {
+        long started = System.nanoTime();
         List<Quiescence.Stage> stages = new ArrayList<>();
         Quiescence.Stage ingestStage = new Quiescence.Stage(ingest.applicationId(), List.of(Topics.OTLP_SPANS.topicName(),
                 ingest.applicationId() + "-by-instance-repartition", Topics.OTLP_LOGS.topicName(),
@@ -123,7 +126,9 @@ public final class Pipeline implements AutoCloseable {
             }
             new Quiescence(admin).await(stages, timeout, SETTLE, () -> healthy(withIngest));
         }
-        reports.flush(Duration.ofSeconds(60));
+        // what is left of the run's timeout, and never less than a minute: the reports of a long run are many
+        Duration left = timeout.minusNanos(System.nanoTime() - started);
+        reports.flush(left.compareTo(MIN_FLUSH) > 0 ? left : MIN_FLUSH);
     }
 
     /**

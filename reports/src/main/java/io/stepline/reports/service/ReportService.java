@@ -386,12 +386,23 @@ public final class ReportService implements AutoCloseable {
         }
     }
 
-    /** Closes every open incident and writes its report; returns once done. */
+    /**
+     * Closes every open incident and writes its report; returns once done. Writing a hundred reports
+     * with their charts takes seconds on an idle machine and more than a minute on a loaded one, so
+     * the wait is bounded by the caller's timeout, and ends at once if the report thread has failed.
+     */
     public void flush(Duration timeout) throws InterruptedException {
         flushed = new CountDownLatch(1);
         flushRequested.set(true);
-        if (!flushed.await(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-            throw new IllegalStateException("reports did not flush within " + timeout.toSeconds() + " s");
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!flushed.await(Math.min(1_000, Math.max(1, (deadline - System.nanoTime()) / 1_000_000)), TimeUnit.MILLISECONDS)) {
+            if (!isHealthy()) {
+                Throwable t = failure.get();
+                throw new IllegalStateException("reports stopped before they flushed" + (t == null ? "" : ": " + t), t);
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                throw new IllegalStateException("reports did not flush within " + timeout.toSeconds() + " s");
+            }
         }
     }
 
