@@ -79,6 +79,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
     private String bootstrapServers;
     private Admin sweeperAdmin;
     private HangingTransactionSweeper sweeper;
+    private TransactionTimeoutEnforcer timeouts;
 
     private EmbeddedKafkaBroker(Builder b) {
         this.configuredDataDir = b.dataDir;
@@ -137,6 +138,7 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
             }
             sweeperAdmin = admin();
             sweeper = new HangingTransactionSweeper(sweeperAdmin).start();
+            timeouts = new TransactionTimeoutEnforcer(sweeperAdmin).start();
             log.info("Embedded Kafka broker ready on {} (data in {})", bootstrapServers, dataDir);
             return this;
         } catch (Exception e) {
@@ -185,9 +187,11 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
         p.put("log.cleaner.dedupe.buffer.size", String.valueOf(8 * 1024 * 1024));
         p.put("num.network.threads", "2");
         p.put("num.io.threads", "4");
-        // a killed stage's open transaction holds back the read_committed readers of what it wrote until
-        // it times out (StreamsApp.TRANSACTION_TIMEOUT_MS): look for timed-out ones every second, not every 10 s
-        p.put("transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000");
+        // a killed stage's open transaction holds back the read_committed readers of what it wrote until it times out
+        // (StreamsApp.TRANSACTION_TIMEOUT_MS): TransactionTimeoutEnforcer aborts timed-out ones every second, once the
+        // broker serves; the coordinator's own check would also run in the leaderless seconds after a restart, when
+        // Kafka 4.3.1 drops the abort markers (KAFKA-20734)
+        p.put("transaction.abort.timed.out.transaction.cleanup.interval.ms", String.valueOf(TransactionTimeoutEnforcer.BROKER_CHECK_INTERVAL_MS));
         p.putAll(extraBrokerProps);
         return p;
     }
@@ -251,6 +255,10 @@ public final class EmbeddedKafkaBroker implements AutoCloseable {
 
     @Override
     public synchronized void close() {
+        if (timeouts != null) {
+            timeouts.close();
+            timeouts = null;
+        }
         if (sweeper != null) {
             sweeper.close();
             sweeper = null;

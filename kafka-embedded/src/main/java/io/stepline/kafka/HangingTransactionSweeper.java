@@ -27,7 +27,10 @@ import org.slf4j.LoggerFactory;
  * still holds it open but its coordinator no longer knows it: after the broker is killed (kill -9)
  * between a producer's write and the coordinator's record of it, the coordinator restarts without
  * the transaction, never times it out, and every read_committed reader of that partition (the next
- * stage) stops at it for good. Seen in a crash loop with broker kills: the detector's input held
+ * stage) stops at it for good. The other way a transaction hangs: its coordinator ended it in the
+ * leaderless seconds after a restart and Kafka 4.3.1 dropped its markers (KAFKA-20734; the
+ * {@link TransactionTimeoutEnforcer} keeps timeouts out of that window, but a transaction a kill
+ * caught between its commit or abort and its markers is ended there at load). Seen in a crash loop with broker kills: the detector's input held
  * at an ingest transaction from before the third kill, 120 s and more without a verdict. Kafka's
  * own remedy is an operator running {@code kafka-transactions.sh find-hanging} and {@code abort};
  * transactions of protocol version 2 (KIP-890) prevent it, but this broker runs version 1 (see

@@ -45,8 +45,8 @@ public final class StreamsApp implements AutoCloseable {
      * with in-memory stores its producers get a new transactional id every start. Kafka Streams'
      * default is 10 s; ours commit every 20 ms, so 5 s is still 250 commit intervals of slack. The
      * broker looks for timed-out transactions every
-     * {@code transaction.abort.timed.out.transaction.cleanup.interval.ms} (10 s by default; 1 s on
-     * the embedded broker), which adds to the wait.
+     * {@code transaction.abort.timed.out.transaction.cleanup.interval.ms} (10 s by default; the
+     * embedded broker checks every second itself, see its TransactionTimeoutEnforcer), which adds to the wait.
      */
     public static final int TRANSACTION_TIMEOUT_MS = 5_000;
     /** Segment size of the stages' internal topics (changelogs, repartitions): see {@link #baseProperties}. */
