@@ -107,6 +107,30 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
         }
     }
 
+    /** Writes the fields of one record, in the schema's order, as Avro's binary encoding has them. */
+    @FunctionalInterface
+    public interface FieldsWriter {
+        void write(org.apache.avro.io.Encoder out) throws IOException;
+    }
+
+    /**
+     * A record of this type written field by field by {@code fields}, in single-object encoding: for
+     * state kept in arrays, which {@link #encode} would first need boxed into a record (the
+     * detector's model cells, one per step). The same bytes as {@link #encode} of the equivalent
+     * record as long as {@code fields} writes what the schema says; callers test that.
+     */
+    public byte[] encodeFields(FieldsWriter fields) {
+        ByteArrayEncoder out = ENCODER.get();
+        try {
+            out.reset();
+            out.writeFixed(header, 0, header.length);
+            fields.write(out);
+            return out.toByteArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot encode " + type.getSimpleName(), e);
+        }
+    }
+
     /**
      * Decodes one record.
      *

@@ -1,6 +1,9 @@
 package io.stepline.schemas;
 
 import java.io.IOException;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -25,13 +28,23 @@ final class LeadingFieldsReader<T extends SpecificRecord> {
 
     private record Field(int pos, Kind kind, int nullIndex, Object[] symbols) {}
 
-    private final SpecificData data;
     private final Schema schema;
     private final Field[] fields;
+    /**
+     * The generated class's no-argument constructor. Avro's {@code SpecificData.newRecord} calls it
+     * reflectively, and that call (a constructor accessor looked up again per record) was 4% of the
+     * detector's stream thread in a pipeline profile (docs/BENCHMARKS.md, issue 19).
+     */
+    private final MethodHandle constructor;
 
     LeadingFieldsReader(SpecificData data, Schema schema) {
-        this.data = data;
         this.schema = schema;
+        try {
+            this.constructor = MethodHandles.publicLookup().findConstructor(data.getClass(schema), MethodType.methodType(void.class))
+                    .asType(MethodType.methodType(Object.class));
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalArgumentException("no public no-argument constructor for " + schema.getFullName(), e);
+        }
         List<Field> leading = new ArrayList<>();
         for (Schema.Field f : schema.getFields()) {
             Field read = field(data, f);
@@ -82,7 +95,15 @@ final class LeadingFieldsReader<T extends SpecificRecord> {
 
     @SuppressWarnings("unchecked")
     T read(BinaryDecoder in) throws IOException {
-        T record = (T) data.newRecord(null, schema);
+        T record;
+        try {
+            Object made = constructor.invokeExact(); // exactly ()Object: invokeExact takes the call site's type
+            record = (T) made;
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable e) {
+            throw new IllegalStateException("cannot construct " + schema.getFullName(), e);
+        }
         for (Field f : fields) {
             if (f.nullIndex() >= 0 && in.readIndex() == f.nullIndex()) {
                 continue; // null: the field's Java default

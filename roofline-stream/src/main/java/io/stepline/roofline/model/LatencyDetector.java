@@ -38,7 +38,10 @@ public interface LatencyDetector {
 
     long stepsSeen();
 
-    /** Changed state since the last call: "h" for the header, "s<slot>" for ring slots. Clears the dirty set. */
+    /**
+     * Changed state since the last call: "h" for the header, "s<slot>" for ring slots. Clears the dirty set.
+     * The buffers are the caller's: the model never writes into them again (the detector stores their arrays as they are).
+     */
     Map<String, ByteBuffer> dirty();
 
     /** Rebuilds from persisted parts (as produced by {@link #dirty()}). */

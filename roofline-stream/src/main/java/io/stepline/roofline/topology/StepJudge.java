@@ -126,11 +126,18 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
 
     private void persist(String inst, LatencyDetector d) {
         for (Map.Entry<String, ByteBuffer> e : d.dirty().entrySet()) {
-            ByteBuffer b = e.getValue();
-            byte[] bytes = new byte[b.remaining()];
-            b.get(bytes);
-            models.put("d|" + inst + "|" + e.getKey(), bytes);
+            models.put("d|" + inst + "|" + e.getKey(), bytesOf(e.getValue()));
         }
+    }
+
+    /** The buffer's bytes: its array itself when it wraps a whole one (the models encode each part into a fresh array). */
+    static byte[] bytesOf(ByteBuffer b) {
+        if (b.hasArray() && b.arrayOffset() == 0 && b.position() == 0 && b.remaining() == b.array().length) {
+            return b.array();
+        }
+        byte[] bytes = new byte[b.remaining()];
+        b.duplicate().get(bytes);
+        return bytes;
     }
 
     @Override

@@ -133,10 +133,19 @@ final class EpisodeLatch {
     }
 
     /** The state as the header stores it. */
-    void saveTo(RooflineStateHeader.Builder h) {
-        h.setLatchRecentFlags(recentFlags).setLatchCalmLog(calmLog).setLatchClosed(closed).setLatchNearRun(nearRun).setLatchSteps(steps)
-                .setLatchShortLog(shortLog).setLatchEpisodeLog(episodeLog).setLatchOnsetSteps(onsetSteps).setLatchOnsetLog(onsetLog)
-                .setLatchPrefillSteps(prefillSteps).setLatchPrefillLog(prefillLog).setLatchSurge(surge);
+    void saveTo(RooflineStateHeader h) {
+        h.setLatchRecentFlags(recentFlags);
+        h.setLatchCalmLog(calmLog);
+        h.setLatchClosed(closed);
+        h.setLatchNearRun(nearRun);
+        h.setLatchSteps(steps);
+        h.setLatchShortLog(shortLog);
+        h.setLatchEpisodeLog(episodeLog);
+        h.setLatchOnsetSteps(onsetSteps);
+        h.setLatchOnsetLog(onsetLog);
+        h.setLatchPrefillSteps(prefillSteps);
+        h.setLatchPrefillLog(prefillLog);
+        h.setLatchSurge(surge);
     }
 
     void restore(RooflineStateHeader h) {

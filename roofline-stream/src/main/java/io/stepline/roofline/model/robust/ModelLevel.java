@@ -200,8 +200,10 @@ final class ModelLevel {
         return level;
     }
 
-    void saveTo(RooflineStateHeader.Builder h) {
-        h.setLevel(level).setBatchLevel(batchLevel.state());
+    /** Sets the header's level fields (the header is built field by field: see RobustRoofline's header()). */
+    void saveTo(RooflineStateHeader h) {
+        h.setLevel(level);
+        h.setBatchLevel(batchLevel.state());
         latch.saveTo(h);
     }
 

@@ -6,7 +6,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
-import io.stepline.events.RooflineStateCell;
 import io.stepline.events.RooflineStateFit;
 import io.stepline.events.RooflineStateHeader;
 import io.stepline.events.Severity;
@@ -364,19 +363,29 @@ public final class RobustRoofline implements LatencyDetector {
             out.put(FIT_PART, ByteBuffer.wrap(EventSerdes.ROOFLINE_STATE_FIT.encode(fitState())));
             fitChanged = false;
         }
-        for (Map.Entry<Integer, RooflineStateCell> e : cells.drainDirty().entrySet()) {
-            out.put(CELL_PART_PREFIX + e.getKey(), ByteBuffer.wrap(EventSerdes.ROOFLINE_STATE_CELL.encode(e.getValue())));
+        for (Map.Entry<Integer, byte[]> e : cells.drainDirty().entrySet()) {
+            out.put(CELL_PART_PREFIX + e.getKey(), ByteBuffer.wrap(e.getValue()));
         }
         return out;
     }
 
+    /**
+     * The header record, every field set here or by the latch. Built field by field rather than with
+     * Avro's builder, which looks up and copies every field's default on each step (the header was
+     * 6% of the detector's stream thread in a pipeline profile, issue 19).
+     */
     private RooflineStateHeader header() {
-        RooflineStateHeader.Builder h = RooflineStateHeader.newBuilder().setStepsSeen(steps).setStepsSinceRefit(sinceRefit)
-                .setExtrapolatedSteps(extrapolated).setBeyondSteps(beyond).setElevatedShare(elevatedShare)
-                .setDriftCurrent(ByteBuffer.wrap(drift.currentBlock())).setDriftCurrentTailMask(ByteBuffer.wrap(drift.currentTailMask()))
-                .setDriftCurrentStartNs(drift.currentStartNs());
+        RooflineStateHeader h = new RooflineStateHeader();
+        h.setStepsSeen(steps);
+        h.setStepsSinceRefit(sinceRefit);
+        h.setExtrapolatedSteps(extrapolated);
+        h.setBeyondSteps(beyond);
+        h.setElevatedShare(elevatedShare);
+        h.setDriftCurrent(ByteBuffer.wrap(drift.currentBlock()));
+        h.setDriftCurrentTailMask(ByteBuffer.wrap(drift.currentTailMask()));
+        h.setDriftCurrentStartNs(drift.currentStartNs());
         level.saveTo(h);
-        return h.build();
+        return h;
     }
 
     private RooflineStateFit fitState() {
@@ -422,7 +431,7 @@ public final class RobustRoofline implements LatencyDetector {
                         EventSerdes.ROOFLINE_STATE_CELL.decode(bytes(e.getValue())));
             }
         }
-        cells.drainDirty();
+        cells.clearDirty();
     }
 
     private static byte[] bytes(ByteBuffer b) {

@@ -157,9 +157,13 @@ class EpisodeLatchTest {
         RooflineStateHeader.Builder h = RooflineStateHeader.newBuilder().setStepsSeen(0).setStepsSinceRefit(0).setExtrapolatedSteps(0)
                 .setBeyondSteps(0).setElevatedShare(0).setLevel(1).setDriftCurrent(java.nio.ByteBuffer.allocate(0))
                 .setDriftCurrentTailMask(java.nio.ByteBuffer.allocate(0)).setDriftCurrentStartNs(0);
-        l.saveTo(h);
+        RooflineStateHeader header = h.build();
+        l.saveTo(header);
+        // through its bytes, as the detector's store has it
+        RooflineStateHeader read = io.stepline.schemas.EventSerdes.ROOFLINE_STATE_HEADER.decode(
+                io.stepline.schemas.EventSerdes.ROOFLINE_STATE_HEADER.encode(header));
         EpisodeLatch restored = new EpisodeLatch();
-        restored.restore(h.build());
+        restored.restore(read);
         assertThat(restored.closed()).isTrue();
         assertThat(restored.measured()).isEqualTo(l.measured());
         assertThat(restored.slowdownLog()).isEqualTo(l.slowdownLog());

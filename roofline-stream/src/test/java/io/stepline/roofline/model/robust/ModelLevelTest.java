@@ -113,9 +113,7 @@ class ModelLevelTest {
         long[] clock = {0};
         feed(l, 300, 1.06, clock);
         assertThat(l.takeChanged()).isTrue(); // the rise began and the anchor moved
-        RooflineStateHeader.Builder h = RooflineStateHeader.newBuilder().setStepsSeen(0).setStepsSinceRefit(0).setExtrapolatedSteps(0)
-                .setBeyondSteps(0).setElevatedShare(0).setDriftCurrent(java.nio.ByteBuffer.allocate(0))
-                .setDriftCurrentTailMask(java.nio.ByteBuffer.allocate(0)).setDriftCurrentStartNs(0);
+        RooflineStateHeader h = new RooflineStateHeader();
         l.saveTo(h);
         RooflineStateFit.Builder f = RooflineStateFit.newBuilder().setVersion(0).setFitted(false).setCoefficients(List.of()).setFloorNs(0)
                 .setSigma(0).setFeatureMax(List.of()).setReferenceCoefficients(List.of()).setReferenceVersion(0)
@@ -123,7 +121,7 @@ class ModelLevelTest {
                 .setTail(List.of());
         l.saveTo(f);
         ModelLevel back = new ModelLevel();
-        back.restore(h.build());
+        back.restore(h);
         back.restore(f.build());
         assertThat(back.value()).isEqualTo(l.value());
         assertThat(back.byBatch()).isFalse();

@@ -8,6 +8,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 import io.stepline.events.RooflineStateCell;
+import io.stepline.schemas.EventSerdes;
 
 class WorkCellsTest {
 
@@ -56,7 +57,8 @@ class WorkCellsTest {
             a.add(i % 5, i, point(i));
         }
         a.setOffset(a.slot(2), 0.125);
-        Map<Integer, RooflineStateCell> dirty = a.drainDirty();
+        Map<Integer, RooflineStateCell> dirty = new java.util.HashMap<>();
+        a.drainDirty().forEach((slot, bytes) -> dirty.put(slot, EventSerdes.ROOFLINE_STATE_CELL.decode(bytes)));
         assertThat(dirty).hasSize(5);
         assertThat(a.drainDirty()).isEmpty();
         WorkCells b = new WorkCells(4, 16);
@@ -73,5 +75,28 @@ class WorkCellsTest {
             assertThat(pb).containsExactly(pa);
         }
         assertThatThrownBy(() -> b.restore(99, dirty.get(0))).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void dirtyCellsAreEncodedWithTheBytesOfTheirStateRecords() {
+        java.util.Random rnd = new java.util.Random(19);
+        WorkCells cells = new WorkCells(6, 32);
+        float[] p = new float[WorkCells.POINT_WIDTH];
+        for (int i = 0; i < 2_000; i++) {
+            for (int j = 0; j < p.length; j++) {
+                p[j] = rnd.nextInt(10) == 0 ? Float.NaN : (float) (rnd.nextGaussian() * 1e6);
+            }
+            cells.add(rnd.nextInt(40) * (rnd.nextBoolean() ? 1 : -977), i, p);
+            if (rnd.nextInt(7) == 0) {
+                int slot = rnd.nextInt(cells.cells());
+                cells.setOffset(slot, rnd.nextBoolean() ? Double.NaN : rnd.nextGaussian());
+            }
+            if (rnd.nextInt(5) == 0) {
+                Map<Integer, byte[]> encoded = cells.drainDirty();
+                assertThat(encoded).isNotEmpty();
+                encoded.forEach((slot, bytes) ->
+                        assertThat(bytes).isEqualTo(EventSerdes.ROOFLINE_STATE_CELL.encode(cells.state(slot))));
+            }
+        }
     }
 }
