@@ -12,6 +12,7 @@ import io.stepline.events.RooflineStateCell;
 import io.stepline.events.RooflineStateFit;
 import io.stepline.events.RooflineStateHeader;
 import io.stepline.events.StepLabel;
+import io.stepline.events.StepCounters;
 import io.stepline.events.StepRecord;
 import io.stepline.events.StepVerdict;
 
@@ -23,6 +24,8 @@ public final class EventSerdes {
     private EventSerdes() {}
 
     public static final AvroSerde<StepRecord> STEP = AvroSerde.of(StepRecord.class);
+    /** A step record's counters (its fields before the phases), read without decoding the rest: what the detector judges. */
+    public static final AvroSerde<StepRecord>.Projection<StepCounters> STEP_COUNTERS = STEP.projection(StepCounters.class);
     public static final AvroSerde<RequestEvent> REQUEST = AvroSerde.of(RequestEvent.class);
     public static final AvroSerde<KernelBatch> KERNEL_BATCH = AvroSerde.of(KernelBatch.class);
     public static final AvroSerde<RetainedKernelBatch> RETAINED_KERNELS = AvroSerde.of(RetainedKernelBatch.class);

@@ -11,7 +11,7 @@ import io.stepline.events.RooflineStateCell;
 import io.stepline.events.RooflineStateFit;
 import io.stepline.events.RooflineStateHeader;
 import io.stepline.events.Severity;
-import io.stepline.events.StepRecord;
+import io.stepline.events.StepCounters;
 import io.stepline.events.Verdict;
 import io.stepline.roofline.model.Assessment;
 import io.stepline.roofline.model.LatencyDetector;
@@ -185,7 +185,7 @@ public final class RobustRoofline implements LatencyDetector {
     }
 
     @Override
-    public Assessment assess(StepRecord step) {
+    public Assessment assess(StepCounters step) {
         steps++;
         double p = step.getPrefillTokens();
         double np = step.getNumPrefillReqs();
