@@ -1,6 +1,10 @@
 package io.stepline.schemas;
 
 import io.stepline.events.Anomaly;
+import io.stepline.events.AssemblerHeldSpans;
+import io.stepline.events.AssemblerHeldSummary;
+import io.stepline.events.AssemblerSeenSteps;
+import io.stepline.events.AssemblerStepStart;
 import io.stepline.events.DeadLetter;
 import io.stepline.events.FaultEpisode;
 import io.stepline.events.Incident;
@@ -40,4 +44,9 @@ public final class EventSerdes {
     public static final AvroSerde<RooflineStateHeader> ROOFLINE_STATE_HEADER = AvroSerde.of(RooflineStateHeader.class);
     public static final AvroSerde<RooflineStateFit> ROOFLINE_STATE_FIT = AvroSerde.of(RooflineStateFit.class);
     public static final AvroSerde<RooflineStateCell> ROOFLINE_STATE_CELL = AvroSerde.of(RooflineStateCell.class);
+    /** Ingest's step assembler state (stores, not topics). */
+    public static final AvroSerde<AssemblerHeldSpans> ASSEMBLER_HELD_SPANS = AvroSerde.of(AssemblerHeldSpans.class);
+    public static final AvroSerde<AssemblerHeldSummary> ASSEMBLER_HELD_SUMMARY = AvroSerde.of(AssemblerHeldSummary.class);
+    public static final AvroSerde<AssemblerStepStart> ASSEMBLER_STEP_START = AvroSerde.of(AssemblerStepStart.class);
+    public static final AvroSerde<AssemblerSeenSteps> ASSEMBLER_SEEN_STEPS = AvroSerde.of(AssemblerSeenSteps.class);
 }

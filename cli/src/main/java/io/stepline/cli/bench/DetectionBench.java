@@ -16,6 +16,7 @@ import io.stepline.events.StepRecord;
 import io.stepline.events.StepVerdict;
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.otlp.SpanFragment;
+import io.stepline.ingest.topology.AssemblerState;
 import io.stepline.ingest.topology.StepAssembler;
 import io.stepline.evaluation.DetectionEvaluator;
 import io.stepline.roofline.model.Assessment;
@@ -44,7 +45,7 @@ public final class DetectionBench {
     public static Data simulate(SimulationConfig cfg) throws IOException {
         StepSpanEncoder encoder = new StepSpanEncoder(cfg.form());
         StepAssembler assembler = new StepAssembler(0);
-        StepAssembler.State state = StepAssembler.State.inMemory();
+        AssemblerState state = AssemblerState.inMemory();
         List<StepLabel> labels = new ArrayList<>();
         List<FaultEpisode> episodes = new ArrayList<>();
         StepCollector out = new StepCollector();
