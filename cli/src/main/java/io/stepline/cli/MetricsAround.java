@@ -118,12 +118,17 @@ final class MetricsAround implements CommandLine.IExecutionStrategy {
 
         @Override
         public void streamsStarted(KafkaStreams streams, String applicationId) {
-            if (!ConsumerLagMeter.matches(groups, applicationId)) {
-                groups.add(applicationId);
-            }
+            watchGroup(applicationId);
             KafkaStreamsMetrics m = new KafkaStreamsMetrics(streams);
             m.bindTo(registry);
             feeds.add(m);
+        }
+
+        /** Shows the lag of {@code group} too, unless a prefix already covers it. */
+        void watchGroup(String group) {
+            if (!ConsumerLagMeter.matches(groups, group)) {
+                groups.add(group);
+            }
         }
 
         @Override
