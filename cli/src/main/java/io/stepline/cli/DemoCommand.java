@@ -127,7 +127,7 @@ public final class DemoCommand implements Callable<Integer> {
         }, "stepline-demo-stop");
         Runtime.getRuntime().addShutdownHook(stopHook);
         try (KafkaTarget target = cluster.connect();
-             Pipeline pipeline = new Pipeline(target.bootstrapServers(), state, out, "robust", "-demo-" + ProcessHandle.current().pid(), "", live)
+             Pipeline pipeline = new Pipeline(target, state, out, "robust", "-demo-" + ProcessHandle.current().pid(), "", live)
                      .alertmanager(alerts).start(true)) {
             err.printf(Locale.ROOT, "simulating %d instances (%s) for %s, every fault type injected...%n", fleet.size(),
                     fleet.stream().map(i -> i.role() + "/tp" + i.tp()).toList(), live ? "ever (Ctrl-C to stop)" : (int) durationS + " s");

@@ -90,7 +90,7 @@ public final class ReplayCommand implements Callable<Integer> {
             if (fromMs != null || fromOffset != null) {
                 position(target.bootstrapServers(), appId, fromMs, fromOffset);
             }
-            try (Pipeline p = new Pipeline(target.bootstrapServers(), state, out, model, "-" + run, run + ".", false).start(false)) {
+            try (Pipeline p = new Pipeline(target, state, out, model, "-" + run, run + ".", false).start(false)) {
                 p.finish(false, Duration.ofSeconds(timeoutS));
                 long anomalies = p.exportAnomalies(out.resolve("anomalies.jsonl"), null);
                 if (!Files.exists(out.resolve("incidents.jsonl"))) {

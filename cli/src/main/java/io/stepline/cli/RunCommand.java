@@ -96,7 +96,7 @@ public final class RunCommand implements Callable<Integer> {
             err.println("removed " + previous + " files of a previous run from " + out);
         }
         try (KafkaTarget target = cluster.connect();
-             Pipeline pipeline = new Pipeline(target.bootstrapServers(), state, out, model, "-run-" + ProcessHandle.current().pid(), "", false).start(true)) {
+             Pipeline pipeline = new Pipeline(target, state, out, model, "-run-" + ProcessHandle.current().pid(), "", false).start(true)) {
             IngestAccounting accounting = IngestAccounting.mark(target.bootstrapServers());
             long kernelBatches = 0;
             try (FileIngestor fi = new FileIngestor(target.bootstrapServers())) {

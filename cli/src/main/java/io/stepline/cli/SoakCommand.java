@@ -16,9 +16,9 @@ import java.util.concurrent.atomic.AtomicReference;
 import io.stepline.cli.soak.SoakProbe;
 import io.stepline.cli.soak.SoakReport;
 import io.stepline.cli.soak.SoakSample;
+import io.stepline.ingest.topology.AssemblerState;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestService;
-import io.stepline.ingest.topology.IngestTopology;
 import io.stepline.kafka.ClusterOptions;
 import io.stepline.kafka.KafkaTarget;
 import io.stepline.roofline.DetectorConfig;
@@ -118,7 +118,7 @@ public final class SoakCommand implements Callable<Integer> {
         try (IngestService ingest = new IngestService(icfg).start(bs);
              DetectorService det = new DetectorService(dcfg).start(bs);
              SoakProbe probe = new SoakProbe(bs,
-                     new SoakProbe.Stage(ingest.streams(), ingest.applicationId(), Topics.OTLP_SPANS.topicName(), List.of(IngestTopology.ASSEMBLER_STORE)),
+                     new SoakProbe.Stage(ingest.streams(), ingest.applicationId(), Topics.OTLP_SPANS.topicName(), AssemblerState.STORES),
                      new SoakProbe.Stage(det.streams(), det.applicationId(), Topics.STEPS.topicName(),
                              List.of(RooflineTopology.MODEL_STORE, RooflineTopology.PENDING_STORE)),
                      Topics.VERDICTS.topicName());

@@ -24,6 +24,7 @@ import io.stepline.events.DeadLetter;
 import io.stepline.ingest.accounting.IngestStats;
 import io.stepline.ingest.otlp.ExportCheck;
 import io.stepline.ingest.otlp.OtlpDecoder;
+import io.stepline.ingest.topology.AssemblerState;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestTopology;
 import io.stepline.ingest.validation.Rejection;
@@ -137,12 +138,21 @@ class HostileInputFuzzTest {
             }
             long heapAtEnd = heapAfterGc();
             java.util.Map<String, long[]> byPrefix = new java.util.TreeMap<>();
-            try (var it = driver.<String, byte[]>getKeyValueStore(IngestTopology.ASSEMBLER_STORE).all()) {
-                while (it.hasNext()) {
-                    var kv = it.next();
-                    long[] t = byPrefix.computeIfAbsent(kv.key.substring(0, Math.max(0, kv.key.indexOf('|'))), k -> new long[2]);
-                    t[0]++;
-                    t[1] += kv.key.length() + kv.value.length;
+            java.util.Map<String, org.apache.kafka.common.serialization.Serde<?>> values = java.util.Map.of(
+                    AssemblerState.HELD_STEPS_STORE, EventSerdes.ASSEMBLER_HELD_SPANS, AssemblerState.ORPHAN_PHASES_STORE, EventSerdes.ASSEMBLER_HELD_SPANS,
+                    AssemblerState.HELD_SUMMARIES_STORE, EventSerdes.ASSEMBLER_HELD_SUMMARY, AssemblerState.STEP_STARTS_STORE, EventSerdes.ASSEMBLER_STEP_START,
+                    AssemblerState.PHASES_SENT_STORE, org.apache.kafka.common.serialization.Serdes.Integer(),
+                    AssemblerState.SEEN_STEPS_STORE, EventSerdes.ASSEMBLER_SEEN_STEPS);
+            for (String store : AssemblerState.STORES) {
+                @SuppressWarnings("unchecked")
+                org.apache.kafka.common.serialization.Serializer<Object> ser = (org.apache.kafka.common.serialization.Serializer<Object>) values.get(store).serializer();
+                try (var it = driver.<String, Object>getKeyValueStore(store).all()) {
+                    while (it.hasNext()) {
+                        var kv = it.next();
+                        long[] t = byPrefix.computeIfAbsent(store, k -> new long[2]);
+                        t[0]++;
+                        t[1] += kv.key.length() + ser.serialize(store, kv.value).length;
+                    }
                 }
             }
             byPrefix.forEach((k, v) -> System.out.printf("  assembler store %s: %,d entries, %,d bytes%n", k, v[0], v[1]));

@@ -29,6 +29,7 @@ import io.stepline.events.StepRecord;
 import io.stepline.ingest.otlp.FragmentSpan;
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.otlp.SpanFragment;
+import io.stepline.ingest.topology.AssemblerState;
 import io.stepline.ingest.topology.StepAssembler;
 import io.stepline.ingest.validation.Rejection;
 import io.stepline.schemas.EventSerdes;
@@ -214,7 +215,7 @@ class OtlpSpanReaderTest {
     private static List<String> assemble(List<byte[]> messages, java.util.function.Function<byte[], List<SpanFragment>> decode) {
         StepAssembler assembler = new StepAssembler(1_000, 1_000);
         List<String> out = new ArrayList<>();
-        StepAssembler.State state = StepAssembler.State.inMemory();
+        AssemblerState state = AssemblerState.inMemory();
         StepAssembler.Output output = new StepAssembler.Output() {
             @Override
             public void step(StepRecord step) {
@@ -243,7 +244,7 @@ class OtlpSpanReaderTest {
                 assembler.accept(f, 1_000, state, output);
             }
         }
-        state.withPrefix("").forEach(e -> out.add("state " + e.getKey() + " " + b64(e.getValue())));
+        state.entries().forEach(e -> out.add("state " + e.getKey() + " " + e.getValue()));
         assembler.expire(5_000, state, output);
         return out;
     }

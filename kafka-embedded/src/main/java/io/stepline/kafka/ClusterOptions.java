@@ -26,6 +26,18 @@ public final class ClusterOptions {
                     + " default: ${DEFAULT-VALUE}).")
     int partitions = EmbeddedKafkaBroker.DEFAULT_PARTITIONS;
 
+    /** Who hears of the connection and of the stages started against it (the metrics endpoint); set before {@link #connect}. */
+    private StageListener listener = StageListener.NONE;
+
+    public ClusterOptions listener(StageListener listener) {
+        this.listener = java.util.Objects.requireNonNull(listener, "listener");
+        return this;
+    }
+
+    public StageListener listener() {
+        return listener;
+    }
+
     public String bootstrapServersOption() {
         return bootstrapServers;
     }
@@ -40,18 +52,18 @@ public final class ClusterOptions {
             if (dataDir != null) {
                 throw new IllegalArgumentException("--data-dir applies to the embedded broker only; drop it or --bootstrap-servers");
             }
-            KafkaTarget t = KafkaTarget.external(bootstrapServers);
+            KafkaTarget t = KafkaTarget.external(bootstrapServers, listener);
             // the cluster's default replication factor; topics that exist are left as they are
             TopicProvisioner.ensure(t.bootstrapServers(), Topics.all(partitions));
-            ConnectHooks.connected(t.bootstrapServers());
+            listener.connected(t.bootstrapServers());
             return t;
         }
         EmbeddedKafkaBroker.Builder b = EmbeddedKafkaBroker.builder().partitions(partitions);
         if (dataDir != null) {
             b.dataDir(dataDir);
         }
-        KafkaTarget t = KafkaTarget.embedded(b.build().start());
-        ConnectHooks.connected(t.bootstrapServers());
+        KafkaTarget t = KafkaTarget.embedded(b.build().start(), listener);
+        listener.connected(t.bootstrapServers());
         return t;
     }
 }

@@ -7,18 +7,35 @@ package io.stepline.kafka;
 public final class KafkaTarget implements AutoCloseable {
     private final String bootstrapServers;
     private final EmbeddedKafkaBroker embedded;
+    private final StageListener listener;
 
-    private KafkaTarget(String bootstrapServers, EmbeddedKafkaBroker embedded) {
+    private KafkaTarget(String bootstrapServers, EmbeddedKafkaBroker embedded, StageListener listener) {
         this.bootstrapServers = bootstrapServers;
         this.embedded = embedded;
+        this.listener = java.util.Objects.requireNonNull(listener, "listener");
     }
 
     public static KafkaTarget external(String bootstrapServers) {
-        return new KafkaTarget(bootstrapServers, null);
+        return external(bootstrapServers, StageListener.NONE);
+    }
+
+    /** An external cluster whose stages {@code listener} hears of. */
+    public static KafkaTarget external(String bootstrapServers, StageListener listener) {
+        return new KafkaTarget(bootstrapServers, null, listener);
     }
 
     public static KafkaTarget embedded(EmbeddedKafkaBroker broker) {
-        return new KafkaTarget(broker.bootstrapServers(), broker);
+        return embedded(broker, StageListener.NONE);
+    }
+
+    /** An embedded broker whose stages {@code listener} hears of. */
+    public static KafkaTarget embedded(EmbeddedKafkaBroker broker, StageListener listener) {
+        return new KafkaTarget(broker.bootstrapServers(), broker, listener);
+    }
+
+    /** Who hears of the stages a command starts against this cluster: give it to each stage's config. */
+    public StageListener listener() {
+        return listener;
     }
 
     public String bootstrapServers() {

@@ -74,7 +74,7 @@ public final class ConsumerLagMeter implements AutoCloseable {
         return out;
     }
 
-    static boolean matches(Collection<String> prefixes, String group) {
+    public static boolean matches(Collection<String> prefixes, String group) {
         return prefixes.stream().anyMatch(p -> group.equals(p) || group.startsWith(p + '-'));
     }
 

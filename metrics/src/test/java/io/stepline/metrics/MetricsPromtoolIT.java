@@ -20,8 +20,8 @@ import org.junit.jupiter.api.Test;
 
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestService;
-import io.stepline.kafka.ConnectHooks;
 import io.stepline.kafka.EmbeddedKafkaBroker;
+import io.stepline.kafka.StageListener;
 import io.stepline.schemas.Topics;
 
 /**
@@ -35,18 +35,19 @@ class MetricsPromtoolIT {
     void aRunningStageServesMetricsThatPromtoolAccepts() throws Exception {
         Assumptions.assumeTrue(Promtool.find().isPresent(), "promtool not installed (Debian package prometheus)");
         Path state = Files.createTempDirectory("metrics-it");
-        java.util.function.Consumer<KafkaStreams> streamsHook = null;
         try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.builder().partitions(2).build().start();
              MetricsServer server = MetricsServer.builder().port(0).build().start()) {
             List<AutoCloseable> feeds = new java.util.concurrent.CopyOnWriteArrayList<>();
-            streamsHook = s -> {
-                KafkaStreamsMetrics m = new KafkaStreamsMetrics(s);
-                m.bindTo(server.registry());
-                feeds.add(m);
+            StageListener streamsMetrics = new StageListener() {
+                @Override
+                public void streamsStarted(KafkaStreams s, String applicationId) {
+                    KafkaStreamsMetrics m = new KafkaStreamsMetrics(s);
+                    m.bindTo(server.registry());
+                    feeds.add(m);
+                }
             };
-            ConnectHooks.addStreamsHook(streamsHook);
             IngestService ingest = new IngestService(IngestConfig.builder().applicationId("stepline-ingest-it-" + ProcessHandle.current().pid())
-                    .stateDir(state).build());
+                    .stateDir(state).listener(streamsMetrics).build());
             feeds.add(new IngestMeters(server.registry(), ingest.stats()));
             feeds.add(new PipelineTopicMetrics(server.registry(), broker.bootstrapServers(), "stepline-metrics-it", true).start());
             ConsumerLagMeter lag = new ConsumerLagMeter(server.registry(), broker.bootstrapServers(), List.of("stepline-ingest"));
@@ -76,10 +77,6 @@ class MetricsPromtoolIT {
             ingest.close();
             for (AutoCloseable f : feeds) {
                 f.close();
-            }
-        } finally {
-            if (streamsHook != null) {
-                ConnectHooks.removeStreamsHook(streamsHook);
             }
         }
     }

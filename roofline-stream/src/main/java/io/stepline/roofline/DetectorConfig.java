@@ -39,6 +39,7 @@ public final class DetectorConfig {
     private final String topicPrefix;
     private final int threads;
     private final String memberName;
+    private final io.stepline.kafka.StageListener listener;
 
     private DetectorConfig(Builder b) {
         this.applicationId = b.applicationId;
@@ -52,6 +53,12 @@ public final class DetectorConfig {
         this.topicPrefix = b.outputPrefix;
         this.threads = b.threads;
         this.memberName = b.memberName;
+        this.listener = b.listener;
+    }
+
+    /** Who hears of this stage's Kafka Streams client and statistics when it starts (the command's metrics endpoint). */
+    public io.stepline.kafka.StageListener listener() {
+        return listener;
     }
 
     public static Builder builder() {
@@ -112,6 +119,7 @@ public final class DetectorConfig {
         private String outputPrefix = "";
         private int threads = 1;
         private String memberName;
+        private io.stepline.kafka.StageListener listener = io.stepline.kafka.StageListener.NONE;
 
         private Builder() {}
 
@@ -185,6 +193,12 @@ public final class DetectorConfig {
 
         public Builder outputPrefix(String prefix) {
             this.outputPrefix = Objects.requireNonNull(prefix);
+            return this;
+        }
+
+        /** Who hears of the stage's start; default {@link io.stepline.kafka.StageListener#NONE} (a command passes its target's). */
+        public Builder listener(io.stepline.kafka.StageListener l) {
+            this.listener = Objects.requireNonNull(l, "listener");
             return this;
         }
 

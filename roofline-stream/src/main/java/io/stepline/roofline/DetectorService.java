@@ -20,7 +20,7 @@ public final class DetectorService implements AutoCloseable {
     }
 
     public DetectorService start(String bootstrapServers) {
-        app = new StreamsApp(RooflineTopology.build(config), config.streamsProperties(bootstrapServers)).start();
+        app = new StreamsApp(RooflineTopology.build(config), config.streamsProperties(bootstrapServers), config.listener()).start();
         log.info("detector running ({} model): stepline.steps + stepline.kernels -> verdicts, anomalies, rooflines, retained kernels",
                 config.model().name().toLowerCase(java.util.Locale.ROOT));
         return this;

@@ -55,8 +55,16 @@ public final class StreamsApp implements AutoCloseable {
     private final String applicationId;
     private final MemberLock memberLock;
     private final KafkaStreams streams;
+    private final StageListener listener;
 
+    /** A stage no one listens to (tests, the bench's pass-through). */
     public StreamsApp(Topology topology, Properties props) {
+        this(topology, props, StageListener.NONE);
+    }
+
+    /** A stage whose client {@code listener} hears of when it starts. */
+    public StreamsApp(Topology topology, Properties props, StageListener listener) {
+        this.listener = java.util.Objects.requireNonNull(listener, "listener");
         this.applicationId = props.getProperty(StreamsConfig.APPLICATION_ID_CONFIG);
         Object member = props.get(StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG));
         this.memberLock = member == null ? null
@@ -184,7 +192,7 @@ public final class StreamsApp implements AutoCloseable {
 
     public StreamsApp start() {
         streams.start();
-        ConnectHooks.streamsStarted(streams);
+        listener.streamsStarted(streams, applicationId);
         return this;
     }
 

@@ -66,23 +66,31 @@ class StreamsAppTest {
     }
 
     @Test
-    void hooksHearWhatTheyAreRegisteredForUntilRemoved() {
-        List<String> servers = new ArrayList<>();
-        List<Object> stats = new ArrayList<>();
-        java.util.function.Consumer<String> onConnect = servers::add;
-        java.util.function.Consumer<Object> onStats = stats::add;
-        ConnectHooks.add(onConnect);
-        ConnectHooks.addStatsHook(onStats);
-        try {
-            ConnectHooks.connected("127.0.0.1:9092");
-            ConnectHooks.statsStarted("ingest stats");
-        } finally {
-            ConnectHooks.remove(onConnect);
-            ConnectHooks.removeStatsHook(onStats);
+    void eachStageTellsItsOwnListenerOnlyThatItStarted() {
+        // two pipelines in one JVM: each listener hears its own stage, by its application id, and nothing of the other
+        List<String> heardByA = new ArrayList<>();
+        List<String> heardByB = new ArrayList<>();
+        StageListener a = new StageListener() {
+            @Override
+            public void streamsStarted(org.apache.kafka.streams.KafkaStreams streams, String applicationId) {
+                heardByA.add(applicationId + (streams.state() == org.apache.kafka.streams.KafkaStreams.State.CREATED ? " not started" : " started"));
+            }
+        };
+        StageListener b = new StageListener() {
+            @Override
+            public void streamsStarted(org.apache.kafka.streams.KafkaStreams streams, String applicationId) {
+                heardByB.add(applicationId);
+            }
+        };
+        try (StreamsApp first = new StreamsApp(copy(), StreamsApp.baseProperties("app-a", "127.0.0.1:1", tmp.resolve("a"), 20, 0), a);
+             StreamsApp second = new StreamsApp(copy(), StreamsApp.baseProperties("app-b", "127.0.0.1:1", tmp.resolve("b"), 20, 0), b)) {
+            assertThat(heardByA).as("not before start").isEmpty();
+            first.start();
+            assertThat(heardByA).containsExactly("app-a started");
+            assertThat(heardByB).isEmpty();
+            second.start();
+            assertThat(heardByB).containsExactly("app-b");
+            assertThat(heardByA).hasSize(1);
         }
-        ConnectHooks.connected("127.0.0.1:9093");
-        ConnectHooks.statsStarted("later");
-        assertThat(servers).containsExactly("127.0.0.1:9092");
-        assertThat(stats).containsExactly("ingest stats");
     }
 }

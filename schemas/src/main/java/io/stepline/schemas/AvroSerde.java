@@ -47,7 +47,8 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
     private final BinaryMessageDecoder<T> decoder;
     /** Per thread: the reader of records written with the current schema, and its decoder. */
     private final ThreadLocal<CurrentReader<T>> current;
-    private final LeadingFieldsReader<T> leading;
+    private final SpecificData generated;
+    private final Schema readerSchema;
 
     private AvroSerde(Class<T> type, Schema readerSchema, List<Schema> olderWriterSchemas) {
         this.type = type;
@@ -59,6 +60,8 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
         // them too for records written with the current schema (the header says so), and keeps the
         // generic resolver for records written with older schemas.
         SpecificData generated = new SpecificData(type.getClassLoader());
+        this.generated = generated;
+        this.readerSchema = readerSchema;
         generated.setCustomCoders(true);
         // the fast reader builds its own field readers and would not call the custom decoders
         generated.setFastReaderEnabled(false);
@@ -70,7 +73,6 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
             DatumReader<T> r = (DatumReader<T>) generated.createDatumReader(readerSchema);
             return new CurrentReader<>(r);
         });
-        this.leading = new LeadingFieldsReader<>(generated, readerSchema);
         this.decoder = new BinaryMessageDecoder<>(new SpecificData(type.getClassLoader()), readerSchema);
         for (Schema older : olderWriterSchemas) {
             decoder.addSchema(older);
@@ -138,36 +140,83 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
      *     known version of this schema
      */
     public T decode(byte[] bytes) {
-        return decode(bytes, false);
-    }
-
-    /**
-     * Decodes only the leading fields of a record (see {@link #leadingFieldNames()}); the others are
-     * left null. Records written with an older schema are decoded whole.
-     *
-     * @throws SerializationException as {@link #decode}
-     */
-    public T decodeLeading(byte[] bytes) {
-        return decode(bytes, true);
-    }
-
-    private T decode(byte[] bytes, boolean leadingOnly) {
         try {
-            if (bytes.length >= header.length && Arrays.equals(bytes, 0, header.length, header, 0, header.length)) {
-                CurrentReader<T> r = current.get();
-                r.in = DecoderFactory.get().binaryDecoder(bytes, header.length, bytes.length - header.length, r.in);
-                return leadingOnly ? leading.read(r.in) : r.reader.read(null, r.in);
-            }
-            return decoder.decode(bytes);
+            CurrentReader<T> r = current(bytes);
+            return r != null ? r.reader.read(null, r.in) : decoder.decode(bytes);
         } catch (IOException | RuntimeException e) {
-            throw new SerializationException(
-                    "not a " + type.getSimpleName() + " in Avro single-object encoding: " + e.getMessage(), e);
+            throw notA(e);
         }
     }
 
-    /** The fields {@link #decodeLeading} fills: those before the first that is not a scalar or a nullable scalar. */
-    public List<String> leadingFieldNames() {
-        return leading.fieldNames();
+    /**
+     * A reader of this type's leading fields into {@code projection}: a generated record whose
+     * fields are exactly this schema's first fields, each a scalar or a nullable scalar.
+     *
+     * @throws IllegalArgumentException when they are not
+     */
+    public <P extends SpecificRecord> Projection<P> projection(Class<P> projection) {
+        return new Projection<>(new LeadingFieldsReader<>(generated, readerSchema, SpecificData.get().getSchema(projection)));
+    }
+
+    /** Reads the leading fields of this serde's records into a record type of their own (see {@link #projection}). */
+    public final class Projection<P extends SpecificRecord> {
+        private final LeadingFieldsReader<P> reader;
+
+        private Projection(LeadingFieldsReader<P> reader) {
+            this.reader = reader;
+        }
+
+        /**
+         * The leading fields of an encoded record. The rest of a record written with the current
+         * schema is not read; one written with an older schema is decoded whole first.
+         *
+         * @throws SerializationException as {@link AvroSerde#decode}
+         */
+        public P decode(byte[] bytes) {
+            try {
+                CurrentReader<T> r = current(bytes);
+                return r != null ? reader.read(r.in) : reader.of(decoder.decode(bytes));
+            } catch (IOException | RuntimeException e) {
+                throw notA(e);
+            }
+        }
+
+        /** The leading fields of a decoded record. */
+        public P of(T whole) {
+            return reader.of(whole);
+        }
+
+        /**
+         * A whole record carrying the projection's fields, and every other field at its schema
+         * default (for a step: no phases, no trace ids, nothing degraded).
+         */
+        public T withDefaults(P projected) {
+            @SuppressWarnings("unchecked")
+            T whole = (T) generated.newRecord(null, readerSchema);
+            for (Schema.Field f : readerSchema.getFields()) {
+                whole.put(f.pos(), f.pos() < projected.getSchema().getFields().size() ? projected.get(f.pos()) : generated.getDefaultValue(f));
+            }
+            return whole;
+        }
+
+        /** The fields read, in order. */
+        public List<String> fieldNames() {
+            return reader.fieldNames();
+        }
+    }
+
+    /** This thread's reader positioned at the body of {@code bytes} when written with the current schema, else null. */
+    private CurrentReader<T> current(byte[] bytes) {
+        if (bytes.length < header.length || !Arrays.equals(bytes, 0, header.length, header, 0, header.length)) {
+            return null;
+        }
+        CurrentReader<T> r = current.get();
+        r.in = DecoderFactory.get().binaryDecoder(bytes, header.length, bytes.length - header.length, r.in);
+        return r;
+    }
+
+    private SerializationException notA(Exception e) {
+        return new SerializationException("not a " + type.getSimpleName() + " in Avro single-object encoding: " + e.getMessage(), e);
     }
 
     private static final class CurrentReader<T> {

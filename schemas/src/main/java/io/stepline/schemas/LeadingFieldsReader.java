@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
-import java.util.ArrayList;
 import java.util.List;
 
 import org.apache.avro.Schema;
@@ -13,22 +12,24 @@ import org.apache.avro.specific.SpecificData;
 import org.apache.avro.specific.SpecificRecord;
 
 /**
- * Reads the leading fields of a record written with the current schema: those before the first
- * field that is not a primitive, an enum, or a union of null and one of those (for a step record:
- * everything before its phases). The rest is not read and stays null in the returned record.
+ * Reads the leading fields of a record written with the current schema into a projection: a
+ * generated record whose fields are exactly the writer's first fields (same names, schemas and
+ * order), each a primitive, an enum, or a union of null and one of those (for a step record:
+ * everything before its phases, {@code StepCounters}). The rest of the bytes is not read.
  *
  * <p>Why: the detector judges every step by its counters alone, and decoding the phase spans and
  * trace ids (strings, nested records, through Avro's resolving parser) was a quarter of its stream
- * thread. The field kinds come from the schema, so nothing here repeats it by hand; a field added
- * or moved only changes which fields lead. {@code AvroSerdeLeadingFieldsTest} compares every leading
- * field with a full decode.
+ * thread. A projection of its own type, rather than the whole record with its other fields left
+ * null, means no code can read a field that was never decoded. The field kinds come from the
+ * schema; the constructor refuses a projection that is not the writer's leading fields, so the two
+ * schemas cannot drift apart unnoticed.
  */
-final class LeadingFieldsReader<T extends SpecificRecord> {
+final class LeadingFieldsReader<P extends SpecificRecord> {
     private enum Kind { STRING, ENUM, INT, LONG, FLOAT, DOUBLE, BOOLEAN }
 
     private record Field(int pos, Kind kind, int nullIndex, Object[] symbols) {}
 
-    private final Schema schema;
+    private final Schema projection;
     private final Field[] fields;
     /**
      * The generated class's no-argument constructor. Avro's {@code SpecificData.newRecord} calls it
@@ -37,28 +38,38 @@ final class LeadingFieldsReader<T extends SpecificRecord> {
      */
     private final MethodHandle constructor;
 
-    LeadingFieldsReader(SpecificData data, Schema schema) {
-        this.schema = schema;
+    LeadingFieldsReader(SpecificData data, Schema writer, Schema projection) {
+        this.projection = projection;
         try {
-            this.constructor = MethodHandles.publicLookup().findConstructor(data.getClass(schema), MethodType.methodType(void.class))
+            this.constructor = MethodHandles.publicLookup().findConstructor(data.getClass(projection), MethodType.methodType(void.class))
                     .asType(MethodType.methodType(Object.class));
         } catch (ReflectiveOperationException e) {
-            throw new IllegalArgumentException("no public no-argument constructor for " + schema.getFullName(), e);
+            throw new IllegalArgumentException("no public no-argument constructor for " + projection.getFullName(), e);
         }
-        List<Field> leading = new ArrayList<>();
-        for (Schema.Field f : schema.getFields()) {
-            Field read = field(data, f);
-            if (read == null) {
-                break;
+        List<Schema.Field> wanted = projection.getFields();
+        List<Schema.Field> written = writer.getFields();
+        if (wanted.size() > written.size()) {
+            throw new IllegalArgumentException(projection.getName() + " has more fields than " + writer.getName());
+        }
+        this.fields = new Field[wanted.size()];
+        for (int i = 0; i < fields.length; i++) {
+            Schema.Field w = written.get(i);
+            Schema.Field p = wanted.get(i);
+            if (!w.name().equals(p.name()) || !w.schema().equals(p.schema())) {
+                throw new IllegalArgumentException(projection.getName() + " field " + i + " is " + p.name() + " " + p.schema()
+                        + " but " + writer.getName() + "'s is " + w.name() + " " + w.schema());
             }
-            leading.add(read);
+            Field read = field(data, p);
+            if (read == null) {
+                throw new IllegalArgumentException(projection.getName() + "." + p.name() + " is not a scalar or a nullable scalar");
+            }
+            fields[i] = read;
         }
-        this.fields = leading.toArray(Field[]::new);
     }
 
     /** Names of the fields this reader fills, in order. */
     List<String> fieldNames() {
-        return java.util.Arrays.stream(fields).map(f -> schema.getFields().get(f.pos()).name()).toList();
+        return projection.getFields().stream().map(Schema.Field::name).toList();
     }
 
     private static Field field(SpecificData data, Schema.Field f) {
@@ -93,16 +104,17 @@ final class LeadingFieldsReader<T extends SpecificRecord> {
         return new Field(f.pos(), kind, nullIndex, symbols);
     }
 
+    /** The projection of the record whose body {@code in} is positioned at. */
     @SuppressWarnings("unchecked")
-    T read(BinaryDecoder in) throws IOException {
-        T record;
+    P read(BinaryDecoder in) throws IOException {
+        P record;
         try {
             Object made = constructor.invokeExact(); // exactly ()Object: invokeExact takes the call site's type
-            record = (T) made;
+            record = (P) made;
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable e) {
-            throw new IllegalStateException("cannot construct " + schema.getFullName(), e);
+            throw new IllegalStateException("cannot construct " + projection.getFullName(), e);
         }
         for (Field f : fields) {
             if (f.nullIndex() >= 0 && in.readIndex() == f.nullIndex()) {
@@ -118,6 +130,24 @@ final class LeadingFieldsReader<T extends SpecificRecord> {
                 case BOOLEAN -> in.readBoolean();
             };
             record.put(f.pos(), v);
+        }
+        return record;
+    }
+
+    /** The projection of a record already decoded whole. */
+    @SuppressWarnings("unchecked")
+    P of(SpecificRecord whole) {
+        P record;
+        try {
+            Object made = constructor.invokeExact(); // exactly ()Object: invokeExact takes the call site's type
+            record = (P) made;
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable e) {
+            throw new IllegalStateException("cannot construct " + projection.getFullName(), e);
+        }
+        for (Field f : fields) {
+            record.put(f.pos(), whole.get(f.pos()));
         }
         return record;
     }

@@ -16,21 +16,47 @@ import org.junit.jupiter.api.Test;
 
 import io.stepline.events.InstanceRole;
 import io.stepline.events.LatencySource;
+import io.stepline.events.StepCounters;
 import io.stepline.events.StepRecord;
+import io.stepline.events.StepVerdict;
 
-/** The detector's decode of a step record's counters: the same values a full decode gives, and nothing after them. */
+/** The detector's decode of a step record's counters: the same values a full decode gives, into a type of their own. */
 class AvroSerdeLeadingFieldsTest {
 
     @Test
-    void aStepRecordLeadsWithEveryCounterAndStopsAtItsPhases() {
+    void stepCountersAreEveryFieldOfAStepRecordBeforeItsPhases() {
         List<String> all = StepRecord.getClassSchema().getFields().stream().map(Schema.Field::name).toList();
-        assertThat(EventSerdes.STEP.leadingFieldNames()).isEqualTo(all.subList(0, all.indexOf("phases")));
+        assertThat(EventSerdes.STEP_COUNTERS.fieldNames()).isEqualTo(all.subList(0, all.indexOf("phases")));
+        List<String> counters = StepCounters.getClassSchema().getFields().stream().map(Schema.Field::name).toList();
+        assertThat(counters).isEqualTo(all.subList(0, all.indexOf("phases")));
+    }
+
+    @Test
+    void aProjectionThatIsNotTheLeadingFieldsIsRefused() {
+        // a verdict starts with instance_id too, but its second field is step_id, not role
+        assertThatThrownBy(() -> EventSerdes.STEP.projection(StepVerdict.class)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("StepVerdict field 1 is step_id");
+        // the phases are no scalar
+        assertThatThrownBy(() -> EventSerdes.STEP.projection(StepRecord.class)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("phases");
+    }
+
+    @Test
+    void countersWithDefaultsAreAWholeStepWithNothingElse() {
+        StepRecord step = SerdeRoundTripTest.Samples.step();
+        StepRecord back = EventSerdes.STEP_COUNTERS.withDefaults(EventSerdes.STEP_COUNTERS.of(step));
+        assertThat(back.getStepId()).isEqualTo(step.getStepId());
+        assertThat(back.getKvUsageGpuRatio()).isEqualTo(step.getKvUsageGpuRatio());
+        assertThat(back.getPhases()).isEmpty();
+        assertThat(back.getDegraded()).isEmpty();
+        assertThat(back.getTraceId()).isNull();
+        assertThat(EventSerdes.STEP.decode(EventSerdes.STEP.encode(back))).as("encodable").isEqualTo(back);
     }
 
     @Test
     void leadingFieldsAreThoseOfAFullDecodeForRandomRecords() {
         SplittableRandom rnd = new SplittableRandom(3);
-        List<String> leading = EventSerdes.STEP.leadingFieldNames();
+        List<String> leading = EventSerdes.STEP_COUNTERS.fieldNames();
         for (int i = 0; i < 2_000; i++) {
             StepRecord step = SerdeRoundTripTest.Samples.step();
             step.setInstanceId("i-" + rnd.nextInt(1000) + (rnd.nextBoolean() ? "-é" : ""));
@@ -49,12 +75,11 @@ class AvroSerdeLeadingFieldsTest {
 
             byte[] bytes = EventSerdes.STEP.encode(step);
             StepRecord full = EventSerdes.STEP.decode(bytes);
-            StepRecord head = EventSerdes.STEP.decodeLeading(bytes);
+            StepCounters head = EventSerdes.STEP_COUNTERS.decode(bytes);
             for (String f : leading) {
                 assertThat(head.get(f)).as("record %d, field %s", i, f).isEqualTo(full.get(f));
             }
-            assertThat(head.getPhases()).isNull();
-            assertThat(head.getTraceId()).isNull();
+            assertThat(head).isEqualTo(EventSerdes.STEP_COUNTERS.of(full));
         }
     }
 
@@ -69,17 +94,17 @@ class AvroSerdeLeadingFieldsTest {
                     : f.name().equals("phases") ? List.of() : v);
         }
         byte[] bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old).array();
-        StepRecord read = EventSerdes.STEP.decodeLeading(bytes);
+        StepCounters read = EventSerdes.STEP_COUNTERS.decode(bytes);
         assertThat(read.getInstanceId()).isEqualTo("i-1");
-        assertThat(read.getPhases()).as("decoded whole").isEmpty();
+        assertThat(read.getStepId()).isEqualTo(current.getStepId());
         assertThat(read.getDecodeContextTokens()).as("not in v1").isNull();
     }
 
     @Test
     void bytesThatAreNoStepRecordAreASerializationException() {
         byte[] bytes = EventSerdes.STEP.encode(SerdeRoundTripTest.Samples.step());
-        assertThatThrownBy(() -> EventSerdes.STEP.decodeLeading(Arrays.copyOf(bytes, 14))).isInstanceOf(SerializationException.class)
+        assertThatThrownBy(() -> EventSerdes.STEP_COUNTERS.decode(Arrays.copyOf(bytes, 14))).isInstanceOf(SerializationException.class)
                 .hasMessageContaining("StepRecord");
-        assertThatThrownBy(() -> EventSerdes.STEP.decodeLeading(new byte[] {1, 2, 3})).isInstanceOf(SerializationException.class);
+        assertThatThrownBy(() -> EventSerdes.STEP_COUNTERS.decode(new byte[] {1, 2, 3})).isInstanceOf(SerializationException.class);
     }
 }

@@ -10,18 +10,21 @@ import java.util.function.Supplier;
 
 import io.stepline.events.FaultEpisode;
 import io.stepline.events.LatencySource;
+import io.stepline.events.StepCounters;
 import io.stepline.events.StepLabel;
 import io.stepline.events.StepRecord;
 import io.stepline.events.StepVerdict;
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.otlp.SpanFragment;
+import io.stepline.ingest.topology.AssemblerState;
 import io.stepline.ingest.topology.StepAssembler;
 import io.stepline.evaluation.DetectionEvaluator;
 import io.stepline.roofline.model.Assessment;
 import io.stepline.roofline.model.LatencyDetector;
-import io.stepline.roofline.model.StepFeatures;
 import io.stepline.roofline.model.PaperRoofline;
+import io.stepline.roofline.model.StepFeatures;
 import io.stepline.roofline.model.robust.RobustRoofline;
+import io.stepline.schemas.EventSerdes;
 import io.stepline.simulator.Simulation;
 import io.stepline.simulator.SimulationConfig;
 import io.stepline.simulator.instance.StepOutput;
@@ -42,7 +45,7 @@ public final class DetectionBench {
     public static Data simulate(SimulationConfig cfg) throws IOException {
         StepSpanEncoder encoder = new StepSpanEncoder(cfg.form());
         StepAssembler assembler = new StepAssembler(0);
-        StepAssembler.State state = StepAssembler.State.inMemory();
+        AssemblerState state = AssemblerState.inMemory();
         List<StepLabel> labels = new ArrayList<>();
         List<FaultEpisode> episodes = new ArrayList<>();
         StepCollector out = new StepCollector();
@@ -95,12 +98,13 @@ public final class DetectionBench {
                 continue;
             }
             LatencyDetector det = detectors.computeIfAbsent(s.getInstanceId(), k -> factory.get());
-            Assessment a = det.assess(s);
+            StepCounters counters = EventSerdes.STEP_COUNTERS.of(s);
+            Assessment a = det.assess(counters);
             StepVerdict v = StepVerdict.newBuilder().setInstanceId(s.getInstanceId()).setStepId(s.getStepId())
                     .setStartUnixNano(s.getStartUnixNano()).setEndUnixNano(s.getEndUnixNano()).setLatencyNs(s.getLatencyNs())
                     .setExpectedNs(a.expectedNs()).setBoundNs(a.boundNs()).setDeviationRatio(a.ratio()).setVerdict(a.verdict())
                     .setSeverity(a.severity()).setModelKind(det.kind()).setModelVersion(a.modelVersion())
-                    .setProcessedTokens(StepFeatures.processedTokens(s)).build();
+                    .setProcessedTokens(StepFeatures.processedTokens(counters)).build();
             run.judged(v);
             if (a.drift() != null) {
                 run.drift(v, a.drift().ratio());

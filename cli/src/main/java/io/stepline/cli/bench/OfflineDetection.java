@@ -18,6 +18,8 @@ import io.stepline.events.StepRecord;
 import io.stepline.events.Verdict;
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.otlp.SpanFragment;
+import io.stepline.ingest.topology.AssemblerState;
+import io.stepline.ingest.topology.StateTable;
 import io.stepline.ingest.topology.StepAssembler;
 import io.stepline.ingest.logs.LogInstances;
 import io.stepline.ingest.logs.LogStepAssembler;
@@ -102,16 +104,17 @@ public final class OfflineDetection {
     /** The steps ingest makes of the files (OTLP/JSON traces or vLLM logs), each instance's in the order ingest emits them. */
     static StepCollector assemble(List<Path> files) throws IOException {
         StepAssembler assembler = new StepAssembler(0);
-        StepAssembler.State state = StepAssembler.State.inMemory();
+        AssemblerState state = AssemblerState.inMemory();
+        StateTable<byte[]> logState = StateTable.inMemory();
         StepCollector sink = new StepCollector();
         for (Path file : files) {
-            read(file, assembler, state, sink);
+            read(file, assembler, state, logState, sink);
         }
         assembler.expire(Long.MAX_VALUE, state, sink);
         return sink;
     }
 
-    private static void read(Path in, StepAssembler assembler, StepAssembler.State state, StepCollector sink) throws IOException {
+    private static void read(Path in, StepAssembler assembler, AssemblerState state, StateTable<byte[]> logState, StepCollector sink) throws IOException {
         boolean log = in.getFileName().toString().endsWith(".log");
         LogStepAssembler logs = new LogStepAssembler(0);
         String source = LogInstances.fromFileName(in.getFileName().toString());
@@ -133,7 +136,7 @@ public final class OfflineDetection {
                     continue;
                 }
                 if (log) {
-                    logs.accept(source, line, 0, 0, state, logSink);
+                    logs.accept(source, line, 0, 0, logState, logSink);
                     continue;
                 }
                 byte[] bytes = OtlpDecoder.json(line).toByteArray();
@@ -143,7 +146,7 @@ public final class OfflineDetection {
             }
         }
         if (log) {
-            logs.expire(Long.MAX_VALUE, state, logSink);
+            logs.expire(Long.MAX_VALUE, logState, logSink);
         }
     }
 }

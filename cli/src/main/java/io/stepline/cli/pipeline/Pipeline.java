@@ -23,6 +23,7 @@ import io.stepline.events.Anomaly;
 import io.stepline.events.AnomalyKind;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestService;
+import io.stepline.kafka.KafkaTarget;
 import io.stepline.reports.incident.ReporterSettings;
 import io.stepline.reports.service.ReportService;
 import io.stepline.roofline.DetectorConfig;
@@ -58,15 +59,20 @@ public final class Pipeline implements AutoCloseable {
     private final ReportService reports;
     private final String outputPrefix;
 
-    public Pipeline(String bootstrap, Path stateDir, Path reportDir, String model, String runId, String outputPrefix, boolean live) {
-        this.bootstrap = bootstrap;
+    /**
+     * The three stages against {@code target}, whose listener hears of them. Their application and
+     * group ids are the stages' defaults followed by {@code runId}, so runs beside each other (and
+     * beside the stand-alone stages) do not share consumer groups.
+     */
+    public Pipeline(KafkaTarget target, Path stateDir, Path reportDir, String model, String runId, String outputPrefix, boolean live) {
+        this.bootstrap = target.bootstrapServers();
         this.outputPrefix = outputPrefix;
-        this.ingest = new IngestService(IngestConfig.builder().applicationId("stepline-ingest" + runId).stateDir(stateDir.resolve("ingest"))
-                .reorderWindowMs(1000).build());
-        this.detector = new DetectorService(DetectorConfig.builder().applicationId("stepline-roofline" + runId).model(model)
+        this.ingest = new IngestService(IngestConfig.builder().applicationId(IngestConfig.DEFAULT_APPLICATION_ID + runId)
+                .stateDir(stateDir.resolve("ingest")).reorderWindowMs(1000).listener(target.listener()).build());
+        this.detector = new DetectorService(DetectorConfig.builder().applicationId(DetectorConfig.DEFAULT_APPLICATION_ID + runId).model(model)
                 .pendingLimits(live ? DetectorConfig.DEFAULT_PENDING_MAX_AGE_MS : REPLAY_PENDING_MAX_AGE_MS, DetectorConfig.DEFAULT_PENDING_MAX_BYTES)
-                .stateDir(stateDir.resolve("detector")).outputPrefix(outputPrefix).build());
-        this.reports = new ReportService(ReporterSettings.defaults(reportDir), "stepline-reports" + runId, outputPrefix, live)
+                .stateDir(stateDir.resolve("detector")).outputPrefix(outputPrefix).listener(target.listener()).build());
+        this.reports = new ReportService(ReporterSettings.defaults(reportDir), ReportService.DEFAULT_GROUP_ID + runId, outputPrefix, live)
                 .holdCommitsForOpenIncidents(false);
     }
 

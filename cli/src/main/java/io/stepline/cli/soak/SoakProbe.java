@@ -67,21 +67,48 @@ public final class SoakProbe implements AutoCloseable {
         long entries = 0;
         long bytes = 0;
         for (String name : stage.stores()) {
-            ReadOnlyKeyValueStore<String, byte[]> store;
+            ReadOnlyKeyValueStore<String, Object> store;
             try {
-                store = stage.streams().store(StoreQueryParameters.fromNameAndType(name, QueryableStoreTypes.<String, byte[]>keyValueStore()));
+                store = stage.streams().store(StoreQueryParameters.fromNameAndType(name, QueryableStoreTypes.<String, Object>keyValueStore()));
             } catch (RuntimeException e) {
                 continue; // not queryable right now (a rebalance): counted at the next sample
             }
-            try (KeyValueIterator<String, byte[]> it = store.all()) {
+            try (KeyValueIterator<String, Object> it = store.all()) {
                 while (it.hasNext()) {
-                    KeyValue<String, byte[]> kv = it.next();
+                    KeyValue<String, Object> kv = it.next();
                     entries++;
-                    bytes += kv.key.length() + (kv.value == null ? 0 : kv.value.length);
+                    bytes += kv.key.length() + valueBytes(kv.value);
                 }
             }
         }
         return new long[] {entries, bytes};
+    }
+
+    /**
+     * The bytes of a stored value: as stored for byte arrays, Avro's binary encoding for the typed
+     * stores' records (what their changelog holds, without the 10-byte single-object header).
+     */
+    static long valueBytes(Object value) {
+        if (value == null) {
+            return 0;
+        }
+        if (value instanceof byte[] b) {
+            return b.length;
+        }
+        if (value instanceof Integer) {
+            return Integer.BYTES;
+        }
+        if (value instanceof org.apache.avro.specific.SpecificRecord r) {
+            java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+            org.apache.avro.io.BinaryEncoder enc = org.apache.avro.io.EncoderFactory.get().directBinaryEncoder(out, null);
+            try {
+                new org.apache.avro.specific.SpecificDatumWriter<org.apache.avro.specific.SpecificRecord>(r.getSchema()).write(r, enc);
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+            return out.size();
+        }
+        throw new IllegalArgumentException("no size known for a stored " + value.getClass().getName());
     }
 
     private long lag(Stage stage) throws InterruptedException, ExecutionException, TimeoutException {

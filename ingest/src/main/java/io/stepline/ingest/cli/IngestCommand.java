@@ -157,7 +157,7 @@ public final class IngestCommand implements Callable<Integer> {
                     return strict && tooManyDead ? IngestSummary.EXIT_TOO_MANY_DEAD_LETTERS : 0;
                 }
             }
-            IngestConfig.Builder cfg = IngestConfig.builder().commitIntervalMs(commitIntervalMs).threads(threads);
+            IngestConfig.Builder cfg = IngestConfig.builder().commitIntervalMs(commitIntervalMs).threads(threads).listener(target.listener());
             if (stateDir != null) {
                 cfg.stateDir(stateDir);
             }
@@ -171,6 +171,13 @@ public final class IngestCommand implements Callable<Integer> {
                          .bindAddress(bind).port(httpPort).maxMessageBytes(maxBodyBytes).bearerToken(token).build().start();
                  OtlpGrpcReceiver grpc = grpcPort < 0 ? null : OtlpGrpcReceiver.builder(target.bootstrapServers())
                          .bindAddress(bind).port(grpcPort).maxMessageBytes(maxBodyBytes).bearerToken(token).build().start()) {
+                // /metrics counts their requests where the command serves metrics
+                if (http != null) {
+                    target.listener().statsStarted(http);
+                }
+                if (grpc != null) {
+                    target.listener().statsStarted(grpc);
+                }
                 spec.commandLine().getErr().println("ingest running on " + target.bootstrapServers() + "; Ctrl-C to stop");
                 stop.await();
             }

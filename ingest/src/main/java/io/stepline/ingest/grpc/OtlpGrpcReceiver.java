@@ -130,7 +130,6 @@ public final class OtlpGrpcReceiver implements AutoCloseable, io.stepline.ingest
             close();
             throw new UncheckedIOException("cannot listen on " + bindAddress + ": " + e.getMessage(), e);
         }
-        io.stepline.kafka.ConnectHooks.statsStarted(this); // /metrics counts its requests where the command serves metrics
         log.info("OTLP/gRPC receiver on {}:{}", bindAddress, port());
         return this;
     }

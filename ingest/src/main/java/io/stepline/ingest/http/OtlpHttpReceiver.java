@@ -84,7 +84,6 @@ public final class OtlpHttpReceiver implements AutoCloseable, io.stepline.ingest
 
     public OtlpHttpReceiver start() {
         server.start();
-        io.stepline.kafka.ConnectHooks.statsStarted(this); // /metrics counts its requests where the command serves metrics
         log.info("OTLP/HTTP receiver on http://{}:{}{}", server.getAddress().getHostString(), port(), PATH);
         return this;
     }

@@ -9,12 +9,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import io.stepline.events.StepRecord;
-import io.stepline.ingest.topology.StepAssembler;
+import io.stepline.ingest.topology.StateTable;
 import io.stepline.ingest.validation.Rejection;
 
 /**
  * Turns the lines of vLLM server logs into step records, one log source at a time, with the
- * state that needs (in a {@link StepAssembler.State}, so the Kafka Streams processor can back it
+ * state that needs (in a {@link StateTable}, so the Kafka Streams processor can back it
  * by a changelogged store):
  *
  * <ul>
@@ -89,7 +89,7 @@ public final class LogStepAssembler {
      * @param referenceUnixNanos when the line was read (dates its year: {@link LogClock})
      * @return what the line was (for counting), null for a line Stepline does not use
      */
-    public VllmLogLine accept(String source, String text, long referenceUnixNanos, long nowMs, StepAssembler.State state, Output out) {
+    public VllmLogLine accept(String source, String text, long referenceUnixNanos, long nowMs, StateTable<byte[]> state, Output out) {
         VllmLogLine line = VllmLogParser.parse(text);
         if (line instanceof IterationLine it) {
             iteration(source, it, text, referenceUnixNanos, nowMs, state, out);
@@ -116,7 +116,7 @@ public final class LogStepAssembler {
         return line;
     }
 
-    private void iteration(String source, IterationLine it, String text, long referenceUnixNanos, long nowMs, StepAssembler.State state, Output out) {
+    private void iteration(String source, IterationLine it, String text, long referenceUnixNanos, long nowMs, StateTable<byte[]> state, Output out) {
         String inst = LogInstances.instanceId(source, it.rank());
         EngineLogState st = load(state, inst, source, it.rank());
         SourceState src = SourceState.load(state, source);
@@ -210,7 +210,7 @@ public final class LogStepAssembler {
     }
 
     /** Publishes what waited longer than the window for a predecessor that never came. */
-    public void expire(long nowMs, StepAssembler.State state, Output out) {
+    public void expire(long nowMs, StateTable<byte[]> state, Output out) {
         for (Map.Entry<String, byte[]> e : state.withPrefix(WAIT)) {
             if (nowMs - ByteBuffer.wrap(e.getValue()).getLong() < windowMs) {
                 continue;
@@ -230,13 +230,13 @@ public final class LogStepAssembler {
     private static final String ENGINE = "e|";
     private static final String WAIT = "w|";
 
-    private static EngineLogState load(StepAssembler.State state, String inst, String source, int rank) {
+    private static EngineLogState load(StateTable<byte[]> state, String inst, String source, int rank) {
         byte[] v = state.get(ENGINE + inst);
         return v == null ? new EngineLogState(source, rank) : EngineLogState.decode(v);
     }
 
     /** The engine's state, and whether (since when) a line of it waits, which {@link #expire} looks for. */
-    private static void save(StepAssembler.State state, String inst, EngineLogState st) {
+    private static void save(StateTable<byte[]> state, String inst, EngineLogState st) {
         state.put(ENGINE + inst, st.encode());
         long oldest = st.oldestArrival();
         if (oldest < 0) {
@@ -260,7 +260,7 @@ public final class LogStepAssembler {
         byte statement = EngineLogState.UNSAID;
         int tp;
 
-        static SourceState load(StepAssembler.State state, String source) {
+        static SourceState load(StateTable<byte[]> state, String source) {
             SourceState s = new SourceState();
             byte[] v = state.get(KEY + source);
             if (v != null) {
@@ -271,7 +271,7 @@ public final class LogStepAssembler {
             return s;
         }
 
-        void save(StepAssembler.State state, String source) {
+        void save(StateTable<byte[]> state, String source) {
             state.put(KEY + source, ByteBuffer.allocate(5).put(statement).putInt(tp).array());
         }
     }

@@ -25,7 +25,8 @@ import org.apache.kafka.streams.state.Stores;
 
 import io.stepline.events.StepRecord;
 import io.stepline.ingest.topology.StepAssembler;
-import io.stepline.ingest.topology.StoreState;
+import io.stepline.ingest.topology.StateTable;
+import io.stepline.ingest.topology.StoreTable;
 import io.stepline.ingest.topology.IngestTopology;
 import io.stepline.ingest.validation.Rejection;
 import io.stepline.schemas.Topics;
@@ -189,7 +190,7 @@ public final class LogsTopology {
     static final class Assembler implements Processor<String, Routed, String, Routed> {
         private final LogStepAssembler assembler;
         private ProcessorContext<String, Routed> ctx;
-        private StepAssembler.State state;
+        private StateTable<byte[]> state;
         private LogStepAssembler.Output output;
         private long timestamp;
 
@@ -200,7 +201,7 @@ public final class LogsTopology {
         @Override
         public void init(ProcessorContext<String, Routed> context) {
             this.ctx = context;
-            this.state = new StoreState(context.getStateStore(STATE_STORE));
+            this.state = new StoreTable<>(context.getStateStore(STATE_STORE));
             this.output = new LogStepAssembler.Output() {
                 @Override
                 public void step(StepRecord s) {

@@ -2,8 +2,8 @@ package io.stepline.ingest.receiver;
 
 /**
  * What an OTLP receiver answered, counted per request: the metrics endpoint reads these as
- * {@code stepline_receiver_requests_total{receiver, outcome}}. A receiver announces itself through
- * {@code ConnectHooks.statsStarted} when it starts.
+ * {@code stepline_receiver_requests_total{receiver, outcome}}. The command that starts a receiver
+ * announces it to its {@code StageListener}.
  */
 public interface ReceiverCounts {
     /** The receiver's name, as its dead letters' source: {@code otlp-http}, {@code otlp-grpc}. */

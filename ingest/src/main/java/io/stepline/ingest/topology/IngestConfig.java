@@ -35,6 +35,7 @@ public final class IngestConfig {
     private final long commitIntervalMs;
     private final int threads;
     private final String memberName;
+    private final io.stepline.kafka.StageListener listener;
 
     private IngestConfig(Builder b) {
         this.applicationId = b.applicationId;
@@ -44,6 +45,12 @@ public final class IngestConfig {
         this.commitIntervalMs = b.commitIntervalMs;
         this.threads = b.threads;
         this.memberName = b.memberName;
+        this.listener = b.listener;
+    }
+
+    /** Who hears of this stage's Kafka Streams client and statistics when it starts (the command's metrics endpoint). */
+    public io.stepline.kafka.StageListener listener() {
+        return listener;
     }
 
     public static Builder builder() {
@@ -90,6 +97,7 @@ public final class IngestConfig {
         private long commitIntervalMs = DEFAULT_COMMIT_INTERVAL_MS;
         private int threads = 1;
         private String memberName;
+        private io.stepline.kafka.StageListener listener = io.stepline.kafka.StageListener.NONE;
 
         private Builder() {}
 
@@ -143,6 +151,12 @@ public final class IngestConfig {
 
         public Builder threads(int n) {
             this.threads = io.stepline.kafka.StreamsApp.checkStreamThreads(n);
+            return this;
+        }
+
+        /** Who hears of the stage's start; default {@link io.stepline.kafka.StageListener#NONE} (a command passes its target's). */
+        public Builder listener(io.stepline.kafka.StageListener l) {
+            this.listener = Objects.requireNonNull(l, "listener");
             return this;
         }
 

@@ -29,8 +29,9 @@ public final class IngestService implements AutoCloseable {
     public IngestService start(String bootstrapServers) {
         int partitions = inputPartitions(bootstrapServers);
         int logPartitions = partitions(bootstrapServers, Topics.OTLP_LOGS.topicName());
-        app = new StreamsApp(IngestTopology.build(config, partitions, logPartitions), config.streamsProperties(bootstrapServers)).start();
-        io.stepline.kafka.ConnectHooks.statsStarted(config.stats()); // /metrics binds it where the command serves metrics
+        app = new StreamsApp(IngestTopology.build(config, partitions, logPartitions), config.streamsProperties(bootstrapServers),
+                config.listener()).start();
+        config.listener().statsStarted(config.stats()); // /metrics binds it where the command serves metrics
         log.info("ingest running: otlp_spans, otlp_logs -> stepline.steps, stepline.requests (application {})", config.applicationId());
         return this;
     }

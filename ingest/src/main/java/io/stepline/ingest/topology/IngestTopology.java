@@ -42,7 +42,8 @@ import io.stepline.schemas.EventSerdes;
  *   -> split-dlq    -> split-dlq-sink (stepline.dlq)
  *   -> split-local  ----------------------------------------------------------\
  *   -> split-remote -> by-instance (repartition on instance id) -> rekeyed-wrap -> fragments
- *        -> step-assembler [ingest-assembler-state]
+ *        -> step-assembler [ingest-held-steps, ingest-orphan-phases, ingest-held-summaries, ingest-step-starts,
+ *                           ingest-phases-sent, ingest-seen-steps: {@link AssemblerState}]
  *        -> steps-sink (stepline.steps), requests-sink (stepline.requests), assembler-dlq-sink (stepline.dlq)
  * </pre>
  * The assembler needs all of an instance's spans in one task. A message that its producer keyed
@@ -54,7 +55,6 @@ import io.stepline.schemas.EventSerdes;
  * own to the same steps topic ({@link LogsTopology}).
  */
 public final class IngestTopology {
-    public static final String ASSEMBLER_STORE = "ingest-assembler-state";
     static final long PUNCTUATE_MS = 250;
     /** The most of one gap between observations of the clock that counts toward a wait ({@link RunningClock}). */
     static final long MAX_COUNTED_GAP_MS = 4 * PUNCTUATE_MS;
@@ -90,8 +90,7 @@ public final class IngestTopology {
             throw new IllegalArgumentException("otlp_spans must have at least one partition, got " + inputPartitions);
         }
         StreamsBuilder b = new StreamsBuilder();
-        b.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(ASSEMBLER_STORE), Serdes.String(), Serdes.ByteArray())
-                .withCachingEnabled());
+        AssemblerState.addStores(b);
 
         KStream<byte[], byte[]> raw = b.stream(Topics.OTLP_SPANS.topicName(),
                 Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()).withName("otlp-spans-source"));
@@ -107,7 +106,7 @@ public final class IngestTopology {
                 .mapValues(v -> Routed.of(Routed.Kind.REMOTE_FRAGMENT, v), Named.as("rekeyed-wrap"));
 
         KStream<String, Routed> assembled = byKind.get("split-local").merge(rekeyed, Named.as("fragments"))
-                .process(() -> new Assembler(cfg), Named.as("step-assembler"), ASSEMBLER_STORE);
+                .process(() -> new Assembler(cfg), Named.as("step-assembler"), AssemblerState.STORES.toArray(String[]::new));
         Map<String, KStream<String, Routed>> out = assembled.split(Named.as("out-"))
                 .branch((k, v) -> v.is(Routed.Kind.STEP), Branched.as("steps"))
                 .branch((k, v) -> v.is(Routed.Kind.REQUEST), Branched.as("requests"))
@@ -199,7 +198,7 @@ public final class IngestTopology {
         private final EndOfInput endOfInput;
         private long endsSeen;
         private ProcessorContext<String, Routed> ctx;
-        private StepAssembler.State state;
+        private AssemblerState state;
         private StepAssembler.Output output;
         private RunningClock clock;
         private long timestamp;
@@ -216,7 +215,7 @@ public final class IngestTopology {
         public void init(ProcessorContext<String, Routed> context) {
             this.ctx = context;
             this.clock = new RunningClock(context.currentSystemTimeMs(), MAX_COUNTED_GAP_MS);
-            this.state = new StoreState(context.getStateStore(ASSEMBLER_STORE));
+            this.state = AssemblerState.of(context);
             this.output = new StepAssembler.Output() {
                 @Override
                 public void step(StepRecord s) {

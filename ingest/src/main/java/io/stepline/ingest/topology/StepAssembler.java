@@ -15,6 +15,10 @@ import io.opentelemetry.proto.trace.v1.ResourceSpans;
 import io.opentelemetry.proto.trace.v1.ScopeSpans;
 import io.opentelemetry.proto.trace.v1.Span;
 
+import io.stepline.events.AssemblerHeldSpans;
+import io.stepline.events.AssemblerHeldSummary;
+import io.stepline.events.AssemblerSeenSteps;
+import io.stepline.events.AssemblerStepStart;
 import io.stepline.events.LatencySource;
 import io.stepline.events.RequestEvent;
 import io.stepline.events.StepRecord;
@@ -31,10 +35,11 @@ import io.stepline.schemas.EventSerdes;
  * form A step spans wait (up to the reorder window) for phase spans that arrive in later
  * messages, and phase spans that come before their step wait for it; form B batch summaries wait
  * for the instance's next step to learn their latency. Step ids must move forward per instance.
- * All state lives in a {@link State} so the Kafka Streams processor can back it by a changelogged
- * store. Time is the caller's ({@code nowMs} of {@link #accept} and {@link #expire}): one clock
- * for what waits and for its expiry, which the topology takes from Kafka Streams (and a test
- * driver can move).
+ * All state lives in an {@link AssemblerState} (one typed table per kind of thing held) so the
+ * Kafka Streams processor can back it by changelogged stores. Held spans stay protobuf bytes until
+ * their step leaves and are parsed then, once. Time is the caller's ({@code nowMs} of
+ * {@link #accept} and {@link #expire}): one clock for what waits and for its expiry, which the
+ * topology takes from Kafka Streams (and a test driver can move).
  *
  * <p>Form B as the step-tracing fork of vLLM emits it: {@code step.BATCH_SUMMARY} events on spans
  * ({@code scheduler_steps_<seq>}) that it closes every {@code --step-tracing-closure-interval}
@@ -57,47 +62,6 @@ public final class StepAssembler {
     /** A step this far behind the highest seen is not reordering but a broken producer. */
     static final long MAX_REORDER_STEPS = 100_000;
     private static final HexFormat HEX = HexFormat.of();
-
-    /** Key-value state of the assembler. */
-    public interface State {
-        byte[] get(String key);
-
-        void put(String key, byte[] value);
-
-        void delete(String key);
-
-        /** Every entry whose key starts with {@code prefix}. */
-        List<Map.Entry<String, byte[]>> withPrefix(String prefix);
-
-        /** State in a sorted map, for assembling in-process (the evaluation harness) and for tests. */
-        static State inMemory() {
-            java.util.TreeMap<String, byte[]> store = new java.util.TreeMap<>();
-            return new State() {
-                @Override
-                public byte[] get(String key) {
-                    return store.get(key);
-                }
-
-                @Override
-                public void put(String key, byte[] value) {
-                    store.put(key, value);
-                }
-
-                @Override
-                public void delete(String key) {
-                    store.remove(key);
-                }
-
-                @Override
-                public List<Map.Entry<String, byte[]>> withPrefix(String prefix) {
-                    // copies: the caller may delete while it walks them
-                    List<Map.Entry<String, byte[]>> out = new ArrayList<>();
-                    store.subMap(prefix, prefix + Character.MAX_VALUE).forEach((k, v) -> out.add(Map.entry(k, v)));
-                    return out;
-                }
-            };
-        }
-    }
 
     /** Where results go. */
     public interface Output {
@@ -137,11 +101,11 @@ public final class StepAssembler {
         this.successorWaitMs = successorWaitMs;
     }
 
-    public void accept(ResourceSpans rs, long nowMs, State state, Output out) {
+    public void accept(ResourceSpans rs, long nowMs, AssemblerState state, Output out) {
         accept(SpanFragment.of(rs), nowMs, state, out);
     }
 
-    public void accept(SpanFragment fragment, long nowMs, State state, Output out) {
+    public void accept(SpanFragment fragment, long nowMs, AssemblerState state, Output out) {
         InstanceIdentity id;
         try {
             id = fragment.identity();
@@ -187,7 +151,7 @@ public final class StepAssembler {
         // the instance's waiting orphan phases, looked up once per message rather than once per step
         Set<String> orphanKeys = new HashSet<>();
         if (!steps.isEmpty()) {
-            state.withPrefix("o|" + inst + "|").forEach(e -> orphanKeys.add(e.getKey()));
+            state.orphanPhases.withPrefix(inst + "|").forEach(e -> orphanKeys.add(e.getKey()));
         }
         for (FragmentSpan step : steps) {
             List<FragmentSpan> kids = childrenByParent.remove(step.idKey());
@@ -197,44 +161,37 @@ public final class StepAssembler {
         // phase spans whose step was not in this message: attach to a pending step, or wait for it
         for (List<FragmentSpan> phases : childrenByParent.values()) {
             List<Span> spans = FragmentSpan.spans(phases);
-            String parentHex = HEX.formatHex(spans.get(0).getParentSpanId().toByteArray());
-            String pkey = "p|" + inst + "|" + parentHex;
-            byte[] pending = state.get(pkey);
+            String key = inst + "|" + HEX.formatHex(spans.get(0).getParentSpanId().toByteArray());
+            AssemblerHeldSpans pending = state.heldSteps.get(key);
             if (pending != null) {
-                ResourceSpans held = parse(pending);
-                ResourceSpans.Builder b = held.toBuilder();
-                b.getScopeSpansBuilder(0).addAllSpans(spans);
-                ResourceSpans merged = b.build();
-                List<FragmentSpan> mergedPhases = FragmentSpan.of(merged.getScopeSpans(0).getSpansList());
-                mergedPhases = mergedPhases.subList(1, mergedPhases.size());
-                if (complete(mergedPhases, id, phasesSent(inst, state))) {
-                    recordPhases(inst, state, mergedPhases.size());
-                    state.delete(pkey);
-                    emitHeld(merged, id, out);
+                // the held spans stay bytes: their names say whether the phases are complete now
+                addPhases(pending, spans);
+                if (complete(pending.getPhaseNames(), id, phasesSent(inst, state))) {
+                    recordPhases(inst, state, pending.getPhases().size());
+                    state.heldSteps.delete(key);
+                    out.step(heldStep(pending, id));
                 } else {
-                    state.put(pkey, withTime(arrival(pending), merged));
+                    state.heldSteps.put(key, pending);
                 }
             } else {
-                String okey = "o|" + inst + "|" + parentHex;
-                byte[] orphans = state.get(okey);
-                ResourceSpans.Builder b = orphans == null
-                        ? ResourceSpans.newBuilder().setResource(fragment.resource()).addScopeSpans(ScopeSpans.newBuilder())
-                        : parse(orphans).toBuilder();
-                b.getScopeSpansBuilder(0).addAllSpans(spans);
-                state.put(okey, withTime(orphans == null ? nowMs : arrival(orphans), b.build()));
+                AssemblerHeldSpans orphans = state.orphanPhases.get(key);
+                if (orphans == null) {
+                    orphans = new AssemblerHeldSpans(nowMs, fragment.resource().toByteString().asReadOnlyByteBuffer(), null,
+                            new ArrayList<>(), new ArrayList<>());
+                }
+                addPhases(orphans, spans);
+                state.orphanPhases.put(key, orphans);
             }
         }
     }
 
     private void formA(FragmentSpan step, List<FragmentSpan> kids, InstanceIdentity id, SeenSteps seen, Set<String> orphanKeys,
-                       Resource resource, long nowMs, State state, Output out) {
+                       Resource resource, long nowMs, AssemblerState state, Output out) {
         String inst = id.instanceId();
-        String spanHex = step.spanIdHex();
-        String okey = orphanKeys.isEmpty() ? null : "o|" + inst + "|" + spanHex;
-        if (okey != null && orphanKeys.remove(okey)) {
-            byte[] orphans = state.get(okey);
-            kids.addAll(FragmentSpan.of(parse(orphans).getScopeSpans(0).getSpansList()));
-            state.delete(okey);
+        String key = inst + "|" + step.spanIdHex();
+        if (!orphanKeys.isEmpty() && orphanKeys.remove(key)) {
+            kids.addAll(FragmentSpan.of(parsePhases(state.orphanPhases.get(key))));
+            state.orphanPhases.delete(key);
         }
         StepRecord record;
         try {
@@ -244,18 +201,19 @@ public final class StepAssembler {
             out.reject(r, step.span().toByteArray(), inst);
             return;
         }
-        if (complete(kids, id, phasesSent(inst, state))) {
+        if (complete(names(kids), id, phasesSent(inst, state))) {
             recordPhases(inst, state, kids.size());
             out.step(record);
         } else {
-            ResourceSpans held = ResourceSpans.newBuilder().setResource(resource)
-                    .addScopeSpans(ScopeSpans.newBuilder().addSpans(step.span()).addAllSpans(FragmentSpan.spans(kids))).build();
-            state.put("p|" + inst + "|" + spanHex, withTime(nowMs, held));
+            AssemblerHeldSpans held = new AssemblerHeldSpans(nowMs, resource.toByteString().asReadOnlyByteBuffer(),
+                    step.span().toByteString().asReadOnlyByteBuffer(), new ArrayList<>(), new ArrayList<>());
+            addPhases(held, FragmentSpan.spans(kids));
+            state.heldSteps.put(key, held);
         }
     }
 
     /** The form B summaries of one span: paired inside the span, its first and last step with what is held. */
-    private void formB(Span span, List<Span.Event> events, InstanceIdentity id, SeenSteps seen, long nowMs, State state, Output out) {
+    private void formB(Span span, List<Span.Event> events, InstanceIdentity id, SeenSteps seen, long nowMs, AssemblerState state, Output out) {
         String inst = id.instanceId();
         List<StepRecord> steps = new ArrayList<>(events.size());
         for (Span.Event e : events) {
@@ -279,23 +237,23 @@ public final class StepAssembler {
         steps.sort((x, y) -> Long.compare(x.getStepId(), y.getStepId()));
         StepRange range = StepRange.of(span);
         StepRecord first = steps.get(0);
-        String prevKey = heldKey(inst, first.getStepId() - 1);
-        byte[] predecessor = state.get(prevKey);
+        String prevKey = stepKey(inst, first.getStepId() - 1);
+        AssemblerHeldSummary predecessor = state.heldSummaries.get(prevKey);
         if (predecessor != null) {
-            state.delete(prevKey);
-            out.step(interval(EventSerdes.STEP.decode(slice(predecessor)), first.getTsStartNs(), first.getStartUnixNano()));
+            state.heldSummaries.delete(prevKey);
+            out.step(interval(predecessor.getStep(), first.getTsStartNs(), first.getStartUnixNano()));
         } else if (range.startsBefore(first.getStepId())) {
             // the step before was in this span's window and not traced: no step waits for this one's start;
             // nor was the window's first step traced, so the last step of the span before waits in vain
-            String before = heldKey(inst, range.start() - 1);
-            byte[] held = state.get(before);
+            String before = stepKey(inst, range.start() - 1);
+            AssemblerHeldSummary held = state.heldSummaries.get(before);
             if (held != null) {
-                state.delete(before);
-                out.step(withoutLatency(EventSerdes.STEP.decode(slice(held))));
+                state.heldSummaries.delete(before);
+                out.step(withoutLatency(held.getStep()));
             }
         } else {
             // the predecessor may still come, in a span that arrives later: leave it this step's start
-            state.put(startKey(inst, first.getStepId()), withTime(nowMs, startOf(first)));
+            state.stepStarts.put(stepKey(inst, first.getStepId()), new AssemblerStepStart(nowMs, first.getTsStartNs(), first.getStartUnixNano()));
         }
         for (int k = 0; k + 1 < steps.size(); k++) {
             StepRecord cur = steps.get(k);
@@ -304,36 +262,21 @@ public final class StepAssembler {
             out.step(next.getStepId() == cur.getStepId() + 1 ? interval(cur, next.getTsStartNs(), next.getStartUnixNano()) : withoutLatency(cur));
         }
         StepRecord last = steps.get(steps.size() - 1);
-        String nextKey = startKey(inst, last.getStepId() + 1);
-        byte[] successor = state.get(nextKey);
+        String nextKey = stepKey(inst, last.getStepId() + 1);
+        AssemblerStepStart successor = state.stepStarts.get(nextKey);
         if (successor != null) {
-            state.delete(nextKey);
-            ByteBuffer b = ByteBuffer.wrap(successor, 8, successor.length - 8);
-            boolean hasTs = b.get() == 1;
-            long ts = b.getLong();
-            out.step(interval(last, hasTs ? ts : null, b.getLong()));
+            state.stepStarts.delete(nextKey);
+            out.step(interval(last, successor.getTsStartNs(), successor.getStartUnixNano()));
         } else if (range.endsAfter(last.getStepId())) {
             out.step(withoutLatency(last)); // the next step is in this span's window and was not traced
         } else {
-            state.put(heldKey(inst, last.getStepId()), withTime(nowMs, EventSerdes.STEP.encode(last)));
+            state.heldSummaries.put(stepKey(inst, last.getStepId()), new AssemblerHeldSummary(nowMs, last));
         }
     }
 
-    /** A form B summary waiting for its successor. */
-    private static String heldKey(String inst, long stepId) {
-        return "b|" + inst + "|" + stepId;
-    }
-
-    /** The start of a form B step whose predecessor has not arrived yet. */
-    private static String startKey(String inst, long stepId) {
-        return "n|" + inst + "|" + stepId;
-    }
-
-    /** [1 if step.ts_start_ns is known][step.ts_start_ns or 0][start_unix_nano]. */
-    private static byte[] startOf(StepRecord s) {
-        ByteBuffer b = ByteBuffer.allocate(17);
-        b.put((byte) (s.getTsStartNs() == null ? 0 : 1)).putLong(s.getTsStartNs() == null ? 0 : s.getTsStartNs()).putLong(s.getStartUnixNano());
-        return b.array();
+    /** A form B step of an instance: the key of a summary waiting for its successor, or of a start waiting for its predecessor. */
+    private static String stepKey(String inst, long stepId) {
+        return inst + "|" + stepId;
     }
 
     /** {@code prev} with its latency: the interval to the next step's start. */
@@ -394,25 +337,29 @@ public final class StepAssembler {
      * before (a duplicate, within the last {@link #RECENT_STEPS} ids) and an id so far behind the
      * highest that it cannot be reordering (step.id never resets, docs/INPUT.md "Step keys").
      *
-     * <p>One state value per instance: [highest id][bit ring over the last RECENT_STEPS ids]. It is
-     * read at the first step of a message and written back once after its last (a message carries
-     * dozens of steps), so the state is current whenever Kafka Streams commits, between messages.
+     * <p>One state value per instance ({@link AssemblerSeenSteps}: the highest id and a bit ring over
+     * the last RECENT_STEPS ids), here as [highest id][ring]. It is read at the first step of a
+     * message and written back once after its last (a message carries dozens of steps), so the state
+     * is current whenever Kafka Streams commits, between messages.
      */
     private static final class SeenSteps {
         private final String inst;
-        private final State state;
+        private final AssemblerState state;
         private ByteBuffer v;
         private boolean changed;
 
-        SeenSteps(String inst, State state) {
+        SeenSteps(String inst, AssemblerState state) {
             this.inst = inst;
             this.state = state;
         }
 
         void check(long stepId) {
             if (v == null) {
-                byte[] cur = state.get(key());
-                v = cur == null ? ByteBuffer.allocate(8 + RECENT_STEPS / 8).putLong(0, -1) : ByteBuffer.wrap(cur.clone());
+                AssemblerSeenSteps cur = state.seenSteps.get(inst);
+                v = ByteBuffer.allocate(8 + RECENT_STEPS / 8).putLong(0, cur == null ? -1 : cur.getHighest());
+                if (cur != null) {
+                    v.put(8, cur.getRecent(), cur.getRecent().position(), RECENT_STEPS / 8);
+                }
             }
             long max = v.getLong(0);
             if (max >= 0 && stepId < max - MAX_REORDER_STEPS) {
@@ -439,12 +386,8 @@ public final class StepAssembler {
         /** Writes the value back when a step of this message was accepted. */
         void save() {
             if (changed) {
-                state.put(key(), v.array());
+                state.seenSteps.put(inst, new AssemblerSeenSteps(v.getLong(0), ByteBuffer.wrap(v.array(), 8, RECENT_STEPS / 8).slice()));
             }
-        }
-
-        private String key() {
-            return "seen|" + inst;
         }
 
         private static boolean bit(ByteBuffer v, long id) {
@@ -465,25 +408,25 @@ public final class StepAssembler {
      * form B summaries without a successor (successor wait), and forgets starts whose predecessor
      * never came.
      */
-    public void expire(long nowMs, State state, Output out) {
+    public void expire(long nowMs, AssemblerState state, Output out) {
         // steps leave in step order, not in the order of their keys (span ids): the detector reads them in this order
         List<StepRecord> due = new ArrayList<>();
         Set<String> firstLeft = new HashSet<>();
-        for (Map.Entry<String, byte[]> e : state.withPrefix("p|")) {
-            if (nowMs - arrival(e.getValue()) >= windowMs) {
-                state.delete(e.getKey());
-                ResourceSpans held = parse(e.getValue());
+        for (Map.Entry<String, AssemblerHeldSpans> e : state.heldSteps.withPrefix("")) {
+            AssemblerHeldSpans held = e.getValue();
+            if (nowMs - held.getArrivalMs() >= windowMs) {
+                state.heldSteps.delete(e.getKey());
+                String inst = instanceOf(e.getKey());
                 InstanceIdentity id = null;
                 try {
-                    id = InstanceIdentity.of(held.getResource());
-                    List<FragmentSpan> spans = FragmentSpan.of(held.getScopeSpans(0).getSpansList());
-                    due.add(StepMapper.formA(spans.get(0), spans.subList(1, spans.size()), id));
-                    if (phasesSent(id.instanceId(), state) < 0) {
-                        firstLeft.add(id.instanceId());
+                    id = InstanceIdentity.of(resourceOf(held));
+                    due.add(heldStep(held, id));
+                    if (phasesSent(inst, state) < 0) {
+                        firstLeft.add(inst);
                     }
-                    recordPhases(id.instanceId(), state, spans.size() - 1);
+                    recordPhases(inst, state, held.getPhases().size());
                 } catch (Rejection r) {
-                    out.reject(r, held.toByteArray(), id == null ? null : id.instanceId());
+                    out.reject(r, resourceSpans(held).toByteArray(), id == null ? null : inst);
                 }
             }
         }
@@ -492,57 +435,105 @@ public final class StepAssembler {
             // the ones held since are complete, and leave now with it, in order. Left waiting for their own
             // window, they would leave after steps that arrive later and pass at once (a producer without phase
             // spans: the detector read its first seconds out of order, differently on every replay).
-            for (Map.Entry<String, byte[]> e : state.withPrefix("p|")) {
-                String inst = e.getKey().substring(2, e.getKey().lastIndexOf('|'));
+            for (Map.Entry<String, AssemblerHeldSpans> e : state.heldSteps.withPrefix("")) {
+                String inst = instanceOf(e.getKey());
                 if (!firstLeft.contains(inst)) {
                     continue;
                 }
-                ResourceSpans held = parse(e.getValue());
+                AssemblerHeldSpans held = e.getValue();
                 try {
-                    InstanceIdentity id = InstanceIdentity.of(held.getResource());
-                    List<FragmentSpan> spans = FragmentSpan.of(held.getScopeSpans(0).getSpansList());
-                    List<FragmentSpan> phases = spans.subList(1, spans.size());
-                    if (complete(phases, id, phasesSent(inst, state))) {
-                        state.delete(e.getKey());
-                        due.add(StepMapper.formA(spans.get(0), phases, id));
+                    InstanceIdentity id = InstanceIdentity.of(resourceOf(held));
+                    if (complete(held.getPhaseNames(), id, phasesSent(inst, state))) {
+                        state.heldSteps.delete(e.getKey());
+                        due.add(heldStep(held, id));
                     }
                 } catch (Rejection r) {
-                    state.delete(e.getKey());
-                    out.reject(r, held.toByteArray(), inst);
+                    state.heldSteps.delete(e.getKey());
+                    out.reject(r, resourceSpans(held).toByteArray(), inst);
                 }
             }
         }
         due.sort((x, y) -> x.getInstanceId().equals(y.getInstanceId())
                 ? Long.compare(x.getStepId(), y.getStepId()) : x.getInstanceId().compareTo(y.getInstanceId()));
         due.forEach(out::step);
-        for (Map.Entry<String, byte[]> e : state.withPrefix("o|")) {
-            if (nowMs - arrival(e.getValue()) >= windowMs) {
-                state.delete(e.getKey());
-                String key = e.getKey().substring(2);
+        for (Map.Entry<String, AssemblerHeldSpans> e : state.orphanPhases.withPrefix("")) {
+            if (nowMs - e.getValue().getArrivalMs() >= windowMs) {
+                state.orphanPhases.delete(e.getKey());
+                String key = e.getKey();
                 out.reject(new Rejection(Rejection.ORPHAN_PHASE_SPAN, "phase spans whose EngineCore::Step never arrived (" + key + ")"),
-                        slice(e.getValue()), key.substring(0, key.lastIndexOf('|')));
+                        resourceSpans(e.getValue()).toByteArray(), instanceOf(key));
             }
         }
-        for (Map.Entry<String, byte[]> e : state.withPrefix("b|")) {
-            if (nowMs - arrival(e.getValue()) >= successorWaitMs) {
-                state.delete(e.getKey());
-                out.step(withoutLatency(EventSerdes.STEP.decode(slice(e.getValue()))));
+        for (Map.Entry<String, AssemblerHeldSummary> e : state.heldSummaries.withPrefix("")) {
+            if (nowMs - e.getValue().getArrivalMs() >= successorWaitMs) {
+                state.heldSummaries.delete(e.getKey());
+                out.step(withoutLatency(e.getValue().getStep()));
             }
         }
-        for (Map.Entry<String, byte[]> e : state.withPrefix("n|")) {
-            if (nowMs - arrival(e.getValue()) >= successorWaitMs) {
-                state.delete(e.getKey()); // its predecessor was not traced, or arrives too late to pair
+        for (Map.Entry<String, AssemblerStepStart> e : state.stepStarts.withPrefix("")) {
+            if (nowMs - e.getValue().getArrivalMs() >= successorWaitMs) {
+                state.stepStarts.delete(e.getKey()); // its predecessor was not traced, or arrives too late to pair
             }
         }
     }
 
-    private static void emitHeld(ResourceSpans held, InstanceIdentity id, Output out) {
-        out.step(heldStep(held, id));
+    /** The instance of a state key ({@code instance|...}). */
+    private static String instanceOf(String key) {
+        return key.substring(0, key.lastIndexOf('|'));
     }
 
-    private static StepRecord heldStep(ResourceSpans held, InstanceIdentity id) {
-        List<FragmentSpan> spans = FragmentSpan.of(held.getScopeSpans(0).getSpansList());
-        return StepMapper.formA(spans.get(0), spans.subList(1, spans.size()), id);
+    /** A held step with its phases, parsed once: when it leaves. */
+    private static StepRecord heldStep(AssemblerHeldSpans held, InstanceIdentity id) {
+        return StepMapper.formA(FragmentSpan.of(parseSpan(held.getStep())), FragmentSpan.of(parsePhases(held)), id);
+    }
+
+    private static void addPhases(AssemblerHeldSpans held, List<Span> phases) {
+        for (Span p : phases) {
+            held.getPhases().add(p.toByteString().asReadOnlyByteBuffer());
+            held.getPhaseNames().add(p.getName());
+        }
+    }
+
+    private static List<String> names(List<FragmentSpan> phases) {
+        List<String> out = new ArrayList<>(phases.size());
+        for (FragmentSpan p : phases) {
+            out.add(p.name());
+        }
+        return out;
+    }
+
+    private static List<Span> parsePhases(AssemblerHeldSpans held) {
+        List<Span> out = new ArrayList<>(held.getPhases().size());
+        for (ByteBuffer b : held.getPhases()) {
+            out.add(parseSpan(b));
+        }
+        return out;
+    }
+
+    private static Span parseSpan(ByteBuffer b) {
+        try {
+            return Span.parseFrom(b.duplicate());
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalStateException("corrupt assembler state", e);
+        }
+    }
+
+    private static Resource resourceOf(AssemblerHeldSpans held) {
+        try {
+            return Resource.parseFrom(held.getResource().duplicate());
+        } catch (InvalidProtocolBufferException e) {
+            throw new IllegalStateException("corrupt assembler state", e);
+        }
+    }
+
+    /** Held spans as the OTLP message a dead letter carries: the resource, then the step span (if any) and the phases. */
+    private static ResourceSpans resourceSpans(AssemblerHeldSpans held) {
+        ScopeSpans.Builder scope = ScopeSpans.newBuilder();
+        if (held.getStep() != null) {
+            scope.addSpans(parseSpan(held.getStep()));
+        }
+        scope.addAllSpans(parsePhases(held));
+        return ResourceSpans.newBuilder().setResource(resourceOf(held)).addScopeSpans(scope).build();
     }
 
     /**
@@ -551,27 +542,27 @@ public final class StepAssembler {
      * has left (complete, or after the reorder window), its steps wait only for as many phases as it
      * ever sent, so a producer without phase spans holds back one step, not every step.
      */
-    private static int phasesSent(String inst, State state) {
-        byte[] v = state.get("ph|" + inst);
-        return v == null ? -1 : ByteBuffer.wrap(v).getInt();
+    private static int phasesSent(String inst, AssemblerState state) {
+        Integer v = state.phasesSent.get(inst);
+        return v == null ? -1 : v;
     }
 
-    private static void recordPhases(String inst, State state, int phases) {
+    private static void recordPhases(String inst, AssemblerState state, int phases) {
         if (phases > phasesSent(inst, state)) {
-            state.put("ph|" + inst, ByteBuffer.allocate(4).putInt(phases).array());
+            state.phasesSent.put(inst, phases);
         }
     }
 
     /** All phases there: the three EngineCore phases and four per rank (with unknown TP, any four), or as many as the instance ever sends. */
-    private static boolean complete(List<FragmentSpan> phases, InstanceIdentity id, int instanceSends) {
-        return (instanceSends >= 0 && phases.size() >= instanceSends) || complete(phases, id);
+    private static boolean complete(List<String> phaseNames, InstanceIdentity id, int instanceSends) {
+        return (instanceSends >= 0 && phaseNames.size() >= instanceSends) || complete(phaseNames, id);
     }
 
-    private static boolean complete(List<FragmentSpan> phases, InstanceIdentity id) {
+    private static boolean complete(List<String> phaseNames, InstanceIdentity id) {
         int engine = 0;
         int rank = 0;
-        for (FragmentSpan phase : phases) {
-            if (StepMapper.ENGINE_PHASES.contains(phase.name())) {
+        for (String phase : phaseNames) {
+            if (StepMapper.ENGINE_PHASES.contains(phase)) {
                 engine++;
             } else {
                 rank++;
@@ -581,31 +572,5 @@ public final class StepAssembler {
             return engine >= 3 && rank >= 4 * id.tp();
         }
         return engine >= 3 && rank >= 4;
-    }
-
-    private static byte[] withTime(long ms, ResourceSpans rs) {
-        return withTime(ms, rs.toByteArray());
-    }
-
-    private static byte[] withTime(long ms, byte[] body) {
-        return ByteBuffer.allocate(8 + body.length).putLong(ms).put(body).array();
-    }
-
-    private static long arrival(byte[] v) {
-        return ByteBuffer.wrap(v).getLong();
-    }
-
-    private static byte[] slice(byte[] v) {
-        byte[] out = new byte[v.length - 8];
-        System.arraycopy(v, 8, out, 0, out.length);
-        return out;
-    }
-
-    private static ResourceSpans parse(byte[] withTime) {
-        try {
-            return ResourceSpans.parseFrom(slice(withTime));
-        } catch (InvalidProtocolBufferException e) {
-            throw new IllegalStateException("corrupt assembler state", e);
-        }
     }
 }

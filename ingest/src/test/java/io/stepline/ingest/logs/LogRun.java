@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.TreeMap;
 
 import io.stepline.events.StepRecord;
-import io.stepline.ingest.topology.StepAssembler;
+import io.stepline.ingest.topology.StateTable;
 import io.stepline.ingest.validation.Rejection;
 
 /**
@@ -20,7 +20,7 @@ final class LogRun {
     final List<StepRecord> steps = new ArrayList<>();
     final List<Rejection> rejects = new ArrayList<>();
     final List<byte[]> messages = new ArrayList<>();
-    final StepAssembler.State state = StepAssembler.State.inMemory();
+    final StateTable<byte[]> state = StateTable.inMemory();
     final LogStepAssembler assembler = new LogStepAssembler(1000);
     LogCounts counts;
     long now = 1_000;

@@ -68,7 +68,7 @@ public final class DetectCommand implements Callable<Integer> {
         DetectorConfig cfg;
         try {
             DetectorConfig.Builder b = DetectorConfig.builder().threads(threads).commitIntervalMs(commitIntervalMs).model(model).baselineSampleRate(baselineSample)
-                    .robustSettings(RobustRoofline.Settings.defaults().withBounds(sigma, minBound, maxBound));
+                    .robustSettings(RobustRoofline.Settings.defaults().withBounds(sigma, minBound, maxBound)).listener(cluster.listener());
             if (stateDir != null) {
                 b.stateDir(stateDir);
             }

@@ -3,7 +3,9 @@ package io.stepline.roofline.model;
 import java.nio.ByteBuffer;
 import java.util.Map;
 
+import io.stepline.events.StepCounters;
 import io.stepline.events.StepRecord;
+import io.stepline.schemas.EventSerdes;
 
 /**
  * One instance's latency model: scores a step against what it has learned, then learns from it.
@@ -12,7 +14,13 @@ import io.stepline.events.StepRecord;
  * from them, giving the same verdicts as if it had never stopped.
  */
 public interface LatencyDetector {
-    Assessment assess(StepRecord step);
+    /** Judges a step by its counters, then learns from it. */
+    Assessment assess(StepCounters step);
+
+    /** Judges a whole step record (offline tools and tests have those) by its counters. */
+    default Assessment assess(StepRecord step) {
+        return assess(EventSerdes.STEP_COUNTERS.of(step));
+    }
 
     String kind();
 

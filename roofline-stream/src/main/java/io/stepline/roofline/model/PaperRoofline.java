@@ -9,7 +9,7 @@ import java.util.Map;
 import java.util.TreeMap;
 
 import io.stepline.events.Severity;
-import io.stepline.events.StepRecord;
+import io.stepline.events.StepCounters;
 import io.stepline.events.Verdict;
 
 /**
@@ -62,7 +62,7 @@ public final class PaperRoofline implements LatencyDetector {
     }
 
     @Override
-    public Assessment assess(StepRecord step) {
+    public Assessment assess(StepCounters step) {
         steps++;
         double x = StepFeatures.processedTokens(step);
         double y = step.getLatencyNs();

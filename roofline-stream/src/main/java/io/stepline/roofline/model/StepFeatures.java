@@ -1,10 +1,10 @@
 package io.stepline.roofline.model;
 
-import io.stepline.events.StepRecord;
+import io.stepline.events.StepCounters;
 
 /**
  * The work in a step, as the features the default model regresses latency on. All come from the
- * step record (seeds/000 §C.2): prefill tokens (GEMM cost), decode requests (per-sequence cost),
+ * step counters (docs/INPUT.md): prefill tokens (GEMM cost), decode requests (per-sequence cost),
  * decode KV context (attention reads; from batch.decode_context_tokens, else KV blocks in use x 16),
  * and prefill tokens squared per prefill request (prefill attention, quadratic in chunk length).
  */
@@ -15,7 +15,7 @@ public final class StepFeatures {
 
     private StepFeatures() {}
 
-    public static double[] of(StepRecord s) {
+    public static double[] of(StepCounters s) {
         double prefill = s.getPrefillTokens();
         double decode = s.getNumDecodeReqs();
         double ctx;
@@ -31,7 +31,7 @@ public final class StepFeatures {
     }
 
     /** StriaTrace's single feature: prompt tokens for prefill work, batch size for decode-only steps. */
-    public static long processedTokens(StepRecord s) {
+    public static long processedTokens(StepCounters s) {
         return s.getPrefillTokens() > 0 ? s.getPrefillTokens() : s.getNumDecodeReqs();
     }
 }

@@ -6,6 +6,7 @@ import io.stepline.events.Anomaly;
 import io.stepline.events.AnomalyKind;
 import io.stepline.events.RooflineModel;
 import io.stepline.events.Severity;
+import io.stepline.events.StepCounters;
 import io.stepline.events.StepRecord;
 import io.stepline.events.StepVerdict;
 import io.stepline.roofline.model.Assessment;
@@ -20,7 +21,7 @@ final class DetectorRecords {
     private DetectorRecords() {}
 
     /** {@code timestampMs}: the step record's Kafka timestamp, which the verdict carries as its produce time. */
-    static StepVerdict verdict(StepRecord s, Assessment a, LatencyDetector d, long timestampMs) {
+    static StepVerdict verdict(StepCounters s, Assessment a, LatencyDetector d, long timestampMs) {
         // every field given: Avro's builder would validate and deep-copy defaults for each of the steps
         return new StepVerdict(s.getInstanceId(), s.getStepId(), s.getStartUnixNano(), s.getEndUnixNano(), s.getLatencyNs(),
                 a.expectedNs(), a.boundNs(), a.ratio(), a.verdict(), a.severity(), d.kind(), a.modelVersion(),
@@ -28,7 +29,7 @@ final class DetectorRecords {
     }
 
     /** An outlier step, carrying {@code whole}: the step with its phases (or its counters only when the rest was unreadable). */
-    static Anomaly outlier(StepRecord s, StepRecord whole, Assessment a, LatencyDetector d) {
+    static Anomaly outlier(StepCounters s, StepRecord whole, Assessment a, LatencyDetector d) {
         String inst = s.getInstanceId();
         return Anomaly.newBuilder().setAnomalyId(inst + "/" + s.getStepId()).setInstanceId(inst).setKind(AnomalyKind.OUTLIER)
                 .setSeverity(a.severity()).setStartUnixNano(s.getStartUnixNano()).setEndUnixNano(s.getEndUnixNano())
@@ -37,7 +38,7 @@ final class DetectorRecords {
     }
 
     /** The model has stayed above its reference since the drift's start, raised at step {@code s}. */
-    static Anomaly sustainedRegression(StepRecord s, Assessment a, LatencyDetector d) {
+    static Anomaly sustainedRegression(StepCounters s, Assessment a, LatencyDetector d) {
         String inst = s.getInstanceId();
         Assessment.Drift drift = a.drift();
         return Anomaly.newBuilder().setAnomalyId(inst + "/drift/" + s.getStepId()).setInstanceId(inst)

@@ -2,7 +2,6 @@ package io.stepline.roofline.topology;
 
 import java.nio.ByteBuffer;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 
 import org.apache.kafka.common.serialization.Serdes;
@@ -15,6 +14,7 @@ import org.apache.kafka.streams.state.KeyValueStore;
 
 import io.stepline.events.Anomaly;
 import io.stepline.events.LatencySource;
+import io.stepline.events.StepCounters;
 import io.stepline.events.StepRecord;
 import io.stepline.events.StepVerdict;
 import io.stepline.events.Verdict;
@@ -57,10 +57,10 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
 
     @Override
     public void process(Record<String, byte[]> record) {
-        StepRecord s;
+        StepCounters s;
         try {
             // the counters only: phases and trace ids are read below for the rare step an anomaly carries
-            s = EventSerdes.STEP.decodeLeading(record.value());
+            s = EventSerdes.STEP_COUNTERS.decode(record.value());
         } catch (RuntimeException e) {
             DeadLetterRoute.forward(ctx, record, record.value(), "UNDECODABLE_STEP", e.getMessage(), Topics.STEPS.topicName());
             return;
@@ -95,14 +95,12 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
      * but whose rest does not (a producer other than ingest) are dead-lettered; the anomaly then
      * carries the step's counters only.
      */
-    private StepRecord wholeStep(Record<String, byte[]> record, StepRecord counters) {
+    private StepRecord wholeStep(Record<String, byte[]> record, StepCounters counters) {
         try {
             return EventSerdes.STEP.decode(record.value());
         } catch (RuntimeException e) {
             DeadLetterRoute.forward(ctx, record, record.value(), "UNDECODABLE_STEP", e.getMessage(), Topics.STEPS.topicName());
-            counters.setPhases(List.of());
-            counters.setDegraded(List.of());
-            return counters;
+            return EventSerdes.STEP_COUNTERS.withDefaults(counters);
         }
     }
 

@@ -1,6 +1,6 @@
 package io.stepline.roofline.model.robust;
 
-import io.stepline.events.StepRecord;
+import io.stepline.events.StepCounters;
 
 /**
  * The basis the robust roofline regresses step latency on: the work a step does, in terms every
@@ -22,7 +22,7 @@ public final class CostBasis {
     private CostBasis() {}
 
     /** The KV context of the step's decode requests, or 0 when the producer sends neither the context nor KV blocks. */
-    public static double contextTokens(StepRecord s) {
+    public static double contextTokens(StepCounters s) {
         if (s.getDecodeContextTokens() != null) {
             return s.getDecodeContextTokens();
         }

@@ -9,7 +9,7 @@ import java.util.Map;
 import io.stepline.events.RooflineStateFit;
 import io.stepline.events.RooflineStateHeader;
 import io.stepline.events.Severity;
-import io.stepline.events.StepRecord;
+import io.stepline.events.StepCounters;
 import io.stepline.events.Verdict;
 import io.stepline.roofline.model.Assessment;
 import io.stepline.roofline.model.LatencyDetector;
@@ -144,7 +144,7 @@ public final class RobustRoofline implements LatencyDetector {
     }
 
     @Override
-    public Assessment assess(StepRecord step) {
+    public Assessment assess(StepCounters step) {
         steps++;
         double p = step.getPrefillTokens();
         double np = step.getNumPrefillReqs();
