@@ -104,18 +104,20 @@ final class LeadingFieldsReader<P extends SpecificRecord> {
         return new Field(f.pos(), kind, nullIndex, symbols);
     }
 
-    /** The projection of the record whose body {@code in} is positioned at. */
     @SuppressWarnings("unchecked")
-    P read(BinaryDecoder in) throws IOException {
-        P record;
+    private P newRecord() {
         try {
-            Object made = constructor.invokeExact(); // exactly ()Object: invokeExact takes the call site's type
-            record = (P) made;
+            return (P) (Object) constructor.invokeExact(); // exactly ()Object: invokeExact takes the call site's type
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable e) {
             throw new IllegalStateException("cannot construct " + projection.getFullName(), e);
         }
+    }
+
+    /** The projection of the record whose body {@code in} is positioned at. */
+    P read(BinaryDecoder in) throws IOException {
+        P record = newRecord();
         for (Field f : fields) {
             if (f.nullIndex() >= 0 && in.readIndex() == f.nullIndex()) {
                 continue; // null: the field's Java default
@@ -135,17 +137,8 @@ final class LeadingFieldsReader<P extends SpecificRecord> {
     }
 
     /** The projection of a record already decoded whole. */
-    @SuppressWarnings("unchecked")
     P of(SpecificRecord whole) {
-        P record;
-        try {
-            Object made = constructor.invokeExact(); // exactly ()Object: invokeExact takes the call site's type
-            record = (P) made;
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable e) {
-            throw new IllegalStateException("cannot construct " + projection.getFullName(), e);
-        }
+        P record = newRecord();
         for (Field f : fields) {
             record.put(f.pos(), whole.get(f.pos()));
         }
