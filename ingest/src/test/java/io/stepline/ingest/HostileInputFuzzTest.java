@@ -45,14 +45,6 @@ class HostileInputFuzzTest {
     /** Heap (after GC) the topology may gain between a tenth of the cases and the end: a leak of ~40 kB per message in CI, ~0.6 kB in the full run. */
     private static final long MAX_HEAP_GROWTH_BYTES = 64L << 20;
 
-    private static long heapAfterGc() {
-        Runtime rt = Runtime.getRuntime();
-        for (int i = 0; i < 3; i++) {
-            System.gc();
-        }
-        return rt.totalMemory() - rt.freeMemory();
-    }
-
     @TempDir
     Path state;
 
@@ -133,10 +125,10 @@ class HostileInputFuzzTest {
                     }
                 }
                 if (i == cases / 10) {
-                    heapAtTenth = heapAfterGc();
+                    heapAtTenth = HostileInputs.heapAfterGc();
                 }
             }
-            long heapAtEnd = heapAfterGc();
+            long heapAtEnd = HostileInputs.heapAfterGc();
             java.util.Map<String, long[]> byPrefix = new java.util.TreeMap<>();
             java.util.Map<String, org.apache.kafka.common.serialization.Serde<?>> values = java.util.Map.of(
                     AssemblerState.HELD_STEPS_STORE, EventSerdes.ASSEMBLER_HELD_SPANS, AssemblerState.ORPHAN_PHASES_STORE, EventSerdes.ASSEMBLER_HELD_SPANS,

@@ -13,6 +13,8 @@ import io.opentelemetry.proto.common.v1.KeyValueList;
 import io.opentelemetry.proto.trace.v1.Span;
 import io.opentelemetry.proto.trace.v1.TracesData;
 
+import io.stepline.ingest.otlp.OtlpDecoder;
+import io.stepline.ingest.validation.Rejection;
 import io.stepline.schemas.otlp.OtlpJson;
 
 /**
@@ -28,6 +30,20 @@ final class HostileInputs {
     record Case(int index, Kind kind, byte[] bytes, boolean json) {
         String describe() {
             return "case " + index + " (" + kind + ", " + bytes.length + " bytes)";
+        }
+
+        /** What the receivers' decoder reads from the bytes sent as the content type the case claims; null when it refuses them (400, INVALID_ARGUMENT). */
+        TracesData decoded() {
+            return decoded(json);
+        }
+
+        /** The same, the bytes sent as JSON or as protobuf (OTLP/gRPC sends only protobuf). */
+        TracesData decoded(boolean asJson) {
+            try {
+                return asJson ? OtlpDecoder.json(bytes) : OtlpDecoder.protobuf(bytes);
+            } catch (Rejection r) {
+                return null;
+            }
         }
     }
 
@@ -200,5 +216,14 @@ final class HostileInputs {
         String open = "{\"arrayValue\":{\"values\":[";
         String close = "]}}";
         return (head + open.repeat(depth) + "{\"intValue\":\"1\"}" + close.repeat(depth) + "}]}}]}").getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** Heap in use after a few full collections: what a fuzzing run compares between a tenth of its cases and the end. */
+    static long heapAfterGc() {
+        Runtime rt = Runtime.getRuntime();
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+        }
+        return rt.totalMemory() - rt.freeMemory();
     }
 }

@@ -2,7 +2,6 @@ package io.stepline.ingest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.ByteArrayOutputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -11,22 +10,16 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.zip.GZIPOutputStream;
 
-import io.grpc.CallCredentials;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
-import io.grpc.Metadata;
-import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.protobuf.ProtoUtils;
 import io.grpc.stub.ClientCalls;
 import io.opentelemetry.exporter.otlp.http.trace.OtlpHttpSpanExporter;
 import io.opentelemetry.exporter.otlp.trace.OtlpGrpcSpanExporter;
 import io.opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse;
-import io.opentelemetry.proto.collector.trace.v1.TraceServiceGrpc;
 import io.opentelemetry.proto.trace.v1.TracesData;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -149,7 +142,7 @@ class IngestIT {
         assertThat(jsonResp.body()).contains("\"rejectedSpans\":\"8\"", "MISSING_ATTRIBUTE");
         ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", grpcReceiver.port()).usePlaintext().build();
         try {
-            ExportTraceServiceResponse g = ClientCalls.blockingUnaryCall(channel.newCall(RAW_EXPORT, withToken("s3cret")), renumber(td, 5).toByteArray());
+            ExportTraceServiceResponse g = ClientCalls.blockingUnaryCall(channel.newCall(OtlpGrpcClient.RAW_EXPORT, OtlpGrpcClient.withToken("s3cret")), renumber(td, 5).toByteArray());
             assertThat(g.getPartialSuccess().getRejectedSpans()).isEqualTo(8);
         } finally {
             channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
@@ -216,7 +209,7 @@ class IngestIT {
             assertThat(exportStatus(channel, "s3cret", new byte[100 * 1024])).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
             // 10 MiB of zeros, gzip on the wire (~10 KiB): the cap holds after decompression
             try {
-                ClientCalls.blockingUnaryCall(channel.newCall(RAW_EXPORT, withToken("s3cret").withCompression("gzip")), new byte[10 * 1024 * 1024]);
+                ClientCalls.blockingUnaryCall(channel.newCall(OtlpGrpcClient.RAW_EXPORT, OtlpGrpcClient.withToken("s3cret").withCompression("gzip")), new byte[10 * 1024 * 1024]);
                 throw new AssertionError("a 10 MiB inflated request was accepted");
             } catch (StatusRuntimeException e) {
                 assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
@@ -230,7 +223,7 @@ class IngestIT {
                     .addResourceSpans(Otlp.traces(io.opentelemetry.proto.resource.v1.Resource.getDefaultInstance(), "s",
                             Otlp.formAStep(3, 1, Otlp.T0, 1_000_000)).getResourceSpans(0))
                     .build();
-            ExportTraceServiceResponse resp = ClientCalls.blockingUnaryCall(channel.newCall(RAW_EXPORT, withToken("s3cret")), mixed.toByteArray());
+            ExportTraceServiceResponse resp = ClientCalls.blockingUnaryCall(channel.newCall(OtlpGrpcClient.RAW_EXPORT, OtlpGrpcClient.withToken("s3cret")), mixed.toByteArray());
             assertThat(resp.getPartialSuccess().getRejectedSpans()).isEqualTo(8);
             assertThat(resp.getPartialSuccess().getErrorMessage()).isNotBlank();
         } finally {
@@ -254,38 +247,10 @@ class IngestIT {
         assertThat(ids).containsExactly(1L, 2L);
     }
 
-    private static final MethodDescriptor<byte[], ExportTraceServiceResponse> RAW_EXPORT = TraceServiceGrpc.getExportMethod().toBuilder(
-            new MethodDescriptor.Marshaller<byte[]>() {
-                @Override
-                public java.io.InputStream stream(byte[] value) {
-                    return new java.io.ByteArrayInputStream(value);
-                }
-
-                @Override
-                public byte[] parse(java.io.InputStream stream) {
-                    try {
-                        return stream.readAllBytes();
-                    } catch (java.io.IOException e) {
-                        throw new java.io.UncheckedIOException(e);
-                    }
-                }
-            }, ProtoUtils.marshaller(ExportTraceServiceResponse.getDefaultInstance())).build();
-
-    private static CallOptions withToken(String token) {
-        return CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS).withCallCredentials(new CallCredentials() {
-            @Override
-            public void applyRequestMetadata(RequestInfo info, java.util.concurrent.Executor executor, MetadataApplier applier) {
-                Metadata m = new Metadata();
-                m.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer " + token);
-                applier.apply(m);
-            }
-        });
-    }
-
     private static Status.Code exportStatus(ManagedChannel channel, String token, byte[] request) {
-        CallOptions opts = token == null ? CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS) : withToken(token);
+        CallOptions opts = token == null ? CallOptions.DEFAULT.withDeadlineAfter(20, TimeUnit.SECONDS) : OtlpGrpcClient.withToken(token);
         try {
-            ClientCalls.blockingUnaryCall(channel.newCall(RAW_EXPORT, opts), request);
+            ClientCalls.blockingUnaryCall(channel.newCall(OtlpGrpcClient.RAW_EXPORT, opts), request);
             return Status.Code.OK;
         } catch (StatusRuntimeException e) {
             return e.getStatus().getCode();
@@ -300,11 +265,11 @@ class IngestIT {
         assertThat(post(http, uri, "application/x-protobuf", null, good, null)).isEqualTo(401);
         assertThat(post(http, uri, "text/plain", "s3cret", good, null)).isEqualTo(415);
         assertThat(post(http, uri, "application/x-protobuf", "s3cret", new byte[100 * 1024], null)).isEqualTo(413);
-        byte[] bomb = gzip(new byte[10 * 1024 * 1024]); // 10 MiB of zeros, ~10 KiB compressed
+        byte[] bomb = Otlp.gzip(new byte[10 * 1024 * 1024]); // 10 MiB of zeros, ~10 KiB compressed
         assertThat(bomb.length).isLessThan(64 * 1024);
         assertThat(post(http, uri, "application/x-protobuf", "s3cret", bomb, "gzip")).isEqualTo(413);
         assertThat(post(http, uri, "application/x-protobuf", "s3cret", new byte[] {(byte) 0xff, 1, 2, 3, 4}, null)).isEqualTo(400);
-        assertThat(post(http, uri, "application/x-protobuf", "s3cret", gzip(good), "gzip")).isEqualTo(200);
+        assertThat(post(http, uri, "application/x-protobuf", "s3cret", Otlp.gzip(good), "gzip")).isEqualTo(200);
         assertThat(post(http, uri, "application/json", "s3cret",
                 io.stepline.schemas.otlp.OtlpJson.write(Otlp.traces(Otlp.resource("http-instance", "mixed", 1), "s",
                         Otlp.formAStep(2, 1, Otlp.T0, 1_000_000))).getBytes(), null)).isEqualTo(200);
@@ -384,14 +349,6 @@ class IngestIT {
             b.header("Content-Encoding", encoding);
         }
         return http.send(b.build(), HttpResponse.BodyHandlers.discarding()).statusCode();
-    }
-
-    private static byte[] gzip(byte[] data) throws Exception {
-        ByteArrayOutputStream bos = new ByteArrayOutputStream();
-        try (GZIPOutputStream gz = new GZIPOutputStream(bos)) {
-            gz.write(data);
-        }
-        return bos.toByteArray();
     }
 
     private static List<byte[]> read(String topic, int atLeast) {

@@ -1,7 +1,11 @@
 package io.stepline.ingest;
 
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.zip.GZIPOutputStream;
 
 import com.google.protobuf.ByteString;
 import io.opentelemetry.proto.common.v1.AnyValue;
@@ -94,5 +98,16 @@ final class Otlp {
     static TracesData traces(Resource res, String scope, List<Span> spans) {
         return TracesData.newBuilder().addResourceSpans(ResourceSpans.newBuilder().setResource(res)
                 .addScopeSpans(ScopeSpans.newBuilder().setScope(InstrumentationScope.newBuilder().setName(scope)).addAllSpans(spans))).build();
+    }
+
+    /** The bytes gzipped, as a client sends them with {@code Content-Encoding} / {@code grpc-encoding: gzip}. */
+    static byte[] gzip(byte[] data) {
+        ByteArrayOutputStream bos = new ByteArrayOutputStream();
+        try (GZIPOutputStream gz = new GZIPOutputStream(bos)) {
+            gz.write(data);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bos.toByteArray();
     }
 }

@@ -3,6 +3,7 @@ package io.stepline.ingest.grpc;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.zip.GZIPInputStream;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -12,8 +13,10 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.grpc.Codec;
 import io.grpc.Context;
 import io.grpc.Contexts;
+import io.grpc.DecompressorRegistry;
 import io.grpc.Grpc;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
@@ -23,6 +26,7 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.ServerServiceDefinition;
+import io.grpc.ServerStreamTracer;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -47,7 +51,9 @@ import io.stepline.ingest.validation.Rejection;
  * success when spans failed ingest's stateless checks, {@link io.stepline.ingest.otlp.ExportCheck}), INVALID_ARGUMENT for a request that is not a valid
  * export (dead-lettered with its bytes), UNAUTHENTICATED without the bearer token,
  * RESOURCE_EXHAUSTED beyond the message size (gRPC applies the cap after decompression too, so gzip
- * bombs stop there), UNAVAILABLE when Kafka does not acknowledge (clients retry that).
+ * bombs stop there), INVALID_ARGUMENT too for a request labelled gzip that is not (dead-lettered
+ * without bytes, as the HTTP receiver does), UNIMPLEMENTED for another encoding (gRPC's own answer),
+ * UNAVAILABLE when Kafka does not acknowledge (clients retry that).
  */
 public final class OtlpGrpcReceiver implements AutoCloseable, io.stepline.ingest.receiver.ReceiverCounts {
     private static final Logger log = LoggerFactory.getLogger(OtlpGrpcReceiver.class);
@@ -60,10 +66,11 @@ public final class OtlpGrpcReceiver implements AutoCloseable, io.stepline.ingest
 
     /**
      * A request as raw bytes, so that one that does not parse can be dead-lettered as it came; or
-     * the status its reading failed with. gRPC enforces the size cap on a compressed request while
-     * it is read, and a failure thrown from a marshaller would reach the client as UNKNOWN.
+     * the status its reading failed with; or why it could not be read (a broken gzip stream). gRPC
+     * enforces the size cap on a compressed request while it is read, and a failure thrown from a
+     * marshaller would reach the client as UNKNOWN.
      */
-    record RawRequest(byte[] bytes, Status failure) { }
+    record RawRequest(byte[] bytes, Status failure, Rejection unreadable) { }
 
     private static final MethodDescriptor.Marshaller<RawRequest> RAW = new MethodDescriptor.Marshaller<>() {
         @Override
@@ -74,14 +81,60 @@ public final class OtlpGrpcReceiver implements AutoCloseable, io.stepline.ingest
         @Override
         public RawRequest parse(InputStream stream) {
             try {
-                return new RawRequest(stream.readAllBytes(), null);
+                return new RawRequest(stream.readAllBytes(), null, null);
             } catch (StatusRuntimeException e) {
-                return new RawRequest(null, e.getStatus());
+                return new RawRequest(null, e.getStatus(), null);
             } catch (IOException e) {
-                return new RawRequest(null, Status.INTERNAL.withDescription("cannot read the request: " + e.getMessage()));
+                // the client's fault, not ours: answered INVALID_ARGUMENT (was INTERNAL, which says the server is broken; fuzzing, issue 16)
+                return new RawRequest(null, null, new Rejection(Rejection.MALFORMED_PROTOBUF, "unreadable request (broken compression?): " + e));
             }
         }
     };
+
+    /**
+     * gzip whose stream is opened when the request is read (by {@link #RAW}) rather than when gRPC's
+     * deframer hands it over: gRPC's own gzip reads the header there, and a request labelled gzip
+     * that is not failed as UNKNOWN without a description (fuzzing, issue 16).
+     */
+    private static final class LazyGzip implements io.grpc.Decompressor {
+        @Override
+        public String getMessageEncoding() {
+            return "gzip";
+        }
+
+        @Override
+        public InputStream decompress(InputStream compressed) {
+            return new InputStream() {
+                private InputStream gz;
+
+                private InputStream gz() throws IOException {
+                    if (gz == null) {
+                        gz = new GZIPInputStream(compressed);
+                    }
+                    return gz;
+                }
+
+                @Override
+                public int read() throws IOException {
+                    return gz().read();
+                }
+
+                @Override
+                public int read(byte[] b, int off, int len) throws IOException {
+                    return gz().read(b, off, len);
+                }
+
+                @Override
+                public void close() throws IOException {
+                    (gz != null ? gz : compressed).close();
+                }
+            };
+        }
+    }
+
+    /** What requests may be compressed with, as gRPC's default registry offers: gzip, or nothing. */
+    private static final DecompressorRegistry DECOMPRESSORS = DecompressorRegistry.emptyInstance()
+            .with(new LazyGzip(), true).with(Codec.Identity.NONE, false);
 
     private final Server server;
     private final ExecutorService executor;
@@ -115,7 +168,9 @@ public final class OtlpGrpcReceiver implements AutoCloseable, io.stepline.ingest
             throw new UncheckedIOException("cannot resolve bind address " + b.bindAddress() + ": " + e.getMessage(), e);
         }
         this.server = NettyServerBuilder.forAddress(address).executor(executor).maxInboundMessageSize(b.maxMessageBytes())
+                .decompressorRegistry(DECOMPRESSORS)
                 .maxInboundMetadataSize(16 * 1024).maxConcurrentCallsPerConnection(64)
+                .addStreamTracerFactory(new Refusals())
                 .addService(ServerInterceptors.intercept(service, new Access(b.bearerToken()))).build();
     }
 
@@ -160,20 +215,21 @@ public final class OtlpGrpcReceiver implements AutoCloseable, io.stepline.ingest
 
     private void export(RawRequest raw, StreamObserver<ExportTraceServiceResponse> response) {
         if (raw.failure() != null) {
-            rejected.incrementAndGet();
             response.onError(raw.failure().asRuntimeException());
             return;
         }
-        byte[] request = raw.bytes();
         String origin = REMOTE.get();
+        if (raw.unreadable() != null) {
+            reject(raw.unreadable(), new byte[0], origin, response);
+            return;
+        }
+        byte[] request = raw.bytes();
         TracesData td;
         try {
             // ExportTraceServiceRequest and TracesData are the same message on the wire (field 1: resource_spans)
             td = OtlpDecoder.protobuf(request);
         } catch (Rejection r) {
-            rejected.incrementAndGet();
-            store.deadLetter(r, request, origin, CONTENT_TYPE);
-            response.onError(Status.INVALID_ARGUMENT.withDescription(r.code() + ": " + r.getMessage()).asRuntimeException());
+            reject(r, request, origin, response);
             return;
         }
         try {
@@ -184,6 +240,30 @@ public final class OtlpGrpcReceiver implements AutoCloseable, io.stepline.ingest
         } catch (ExportStore.NotStored e) {
             unavailable.incrementAndGet();
             response.onError(Status.UNAVAILABLE.withDescription(e.getMessage()).asRuntimeException());
+        }
+    }
+
+    private void reject(Rejection r, byte[] request, String origin, StreamObserver<ExportTraceServiceResponse> response) {
+        store.deadLetter(r, request, origin, CONTENT_TYPE);
+        response.onError(Status.INVALID_ARGUMENT.withDescription(r.code() + ": " + r.getMessage()).asRuntimeException());
+    }
+
+    /**
+     * Counts the calls refused as malformed or too large by their final status: a request whose
+     * length prefix is above the cap is refused by gRPC before {@link #export} sees it, and went
+     * uncounted (fuzzing, issue 16).
+     */
+    private final class Refusals extends ServerStreamTracer.Factory {
+        @Override
+        public ServerStreamTracer newServerStreamTracer(String fullMethodName, Metadata headers) {
+            return new ServerStreamTracer() {
+                @Override
+                public void streamClosed(Status status) {
+                    if (status.getCode() == Status.Code.INVALID_ARGUMENT || status.getCode() == Status.Code.RESOURCE_EXHAUSTED) {
+                        rejected.incrementAndGet();
+                    }
+                }
+            };
         }
     }
 
