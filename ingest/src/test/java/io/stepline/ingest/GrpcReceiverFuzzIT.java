@@ -1,6 +1,7 @@
 package io.stepline.ingest;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.io.ByteArrayOutputStream;
 import java.io.FilterOutputStream;
@@ -161,11 +162,8 @@ class GrpcReceiverFuzzIT {
                 assertThat(invalid).isPositive();
                 assertThat(receiver.accepted()).as("accepted").isEqualTo(count(Status.Code.OK));
                 // counted when the server closes the call, which may be a moment after the client has its answer
-                long countedBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                while (receiver.rejected() < invalid + exhausted && System.nanoTime() < countedBy) {
-                    Thread.sleep(50);
-                }
-                assertThat(receiver.rejected()).as("rejected (malformed or too large)").isEqualTo(invalid + exhausted);
+                await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+                        assertThat(receiver.rejected()).as("rejected (malformed or too large)").isEqualTo(invalid + exhausted));
                 assertThat(receiver.unavailable()).isZero();
 
                 // the receiver's dead letters: exactly the refusals it answered for, each with a reason; the stage's own have reasons too
