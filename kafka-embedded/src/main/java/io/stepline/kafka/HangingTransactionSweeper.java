@@ -6,13 +6,11 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.clients.admin.AbortTransactionSpec;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.ListTransactionsOptions;
 import org.apache.kafka.clients.admin.ProducerState;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -53,11 +51,7 @@ final class HangingTransactionSweeper implements AutoCloseable {
     private record Open(TopicPartition partition, long producerId, long startOffset) {}
 
     private final Admin admin;
-    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "stepline-hanging-transaction-sweeper");
-        t.setDaemon(true);
-        return t;
-    });
+    private ScheduledExecutorService timer;
     private final Map<Open, Long> firstSeenMs = new HashMap<>();
 
     HangingTransactionSweeper(Admin admin) {
@@ -65,13 +59,7 @@ final class HangingTransactionSweeper implements AutoCloseable {
     }
 
     HangingTransactionSweeper start() {
-        timer.scheduleWithFixedDelay(() -> {
-            try {
-                sweep(System.currentTimeMillis());
-            } catch (Exception e) {
-                log.debug("hanging-transaction sweep: {}", e.toString());
-            }
-        }, SWEEP_EVERY_MS, SWEEP_EVERY_MS, TimeUnit.MILLISECONDS);
+        timer = BrokerHousekeeping.every(SWEEP_EVERY_MS, "stepline-hanging-transaction-sweeper", log, this::sweep);
         return this;
     }
 
@@ -79,9 +67,8 @@ final class HangingTransactionSweeper implements AutoCloseable {
     int sweep(long nowMs) throws Exception {
         // internal topics too: a lost transaction also leaves its consumer offsets pending on __consumer_offsets, and the
         // stage's next offset fetch (require_stable) then waits on them for good
-        Set<String> topics = admin.listTopics(new ListTopicsOptions().listInternal(true)).names().get(30, TimeUnit.SECONDS);
         List<TopicPartition> partitions = new ArrayList<>();
-        for (TopicDescription d : admin.describeTopics(topics).allTopicNames().get(30, TimeUnit.SECONDS).values()) {
+        for (TopicDescription d : BrokerHousekeeping.allTopics(admin)) {
             d.partitions().forEach(p -> partitions.add(new TopicPartition(d.name(), p.partition())));
         }
         Map<Open, ProducerState> open = new HashMap<>();
@@ -128,6 +115,8 @@ final class HangingTransactionSweeper implements AutoCloseable {
 
     @Override
     public void close() {
-        timer.shutdownNow();
+        if (timer != null) {
+            timer.shutdownNow();
+        }
     }
 }

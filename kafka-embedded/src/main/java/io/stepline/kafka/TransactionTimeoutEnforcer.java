@@ -2,12 +2,10 @@ package io.stepline.kafka;
 
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.ListTransactionsOptions;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.admin.TransactionDescription;
@@ -52,24 +50,14 @@ final class TransactionTimeoutEnforcer implements AutoCloseable {
     static final int BROKER_CHECK_INTERVAL_MS = Integer.MAX_VALUE;
 
     private final Admin admin;
-    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "stepline-transaction-timeouts");
-        t.setDaemon(true);
-        return t;
-    });
+    private ScheduledExecutorService timer;
 
     TransactionTimeoutEnforcer(Admin admin) {
         this.admin = admin;
     }
 
     TransactionTimeoutEnforcer start() {
-        timer.scheduleWithFixedDelay(() -> {
-            try {
-                enforce(System.currentTimeMillis());
-            } catch (Exception e) {
-                log.debug("transaction timeouts: {}", e.toString());
-            }
-        }, CHECK_EVERY_MS, CHECK_EVERY_MS, TimeUnit.MILLISECONDS);
+        timer = BrokerHousekeeping.every(CHECK_EVERY_MS, "stepline-transaction-timeouts", log, this::enforce);
         return this;
     }
 
@@ -97,8 +85,7 @@ final class TransactionTimeoutEnforcer implements AutoCloseable {
 
     /** Whether every partition, internal ones included, has a leader: markers written now reach them all. */
     private boolean everyPartitionLed() throws Exception {
-        Set<String> topics = admin.listTopics(new ListTopicsOptions().listInternal(true)).names().get(30, TimeUnit.SECONDS);
-        for (TopicDescription d : admin.describeTopics(topics).allTopicNames().get(30, TimeUnit.SECONDS).values()) {
+        for (TopicDescription d : BrokerHousekeeping.allTopics(admin)) {
             if (d.partitions().stream().anyMatch(p -> p.leader() == null || p.leader().isEmpty())) {
                 return false;
             }
@@ -108,6 +95,8 @@ final class TransactionTimeoutEnforcer implements AutoCloseable {
 
     @Override
     public void close() {
-        timer.shutdownNow();
+        if (timer != null) {
+            timer.shutdownNow();
+        }
     }
 }
