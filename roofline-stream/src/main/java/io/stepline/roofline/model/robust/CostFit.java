@@ -106,10 +106,10 @@ final class CostFit {
         return Math.max(floorNs, CostBasis.dot(coef, basis));
     }
 
-    /** The share of a step's base cost that its prefill adds to its decode work ({@code basis}: the whole step's). */
-    double prefillShare(double[] basis, double decodeReqs, double decodeTokens, double contextTokens) {
+    /** The share of a step's base cost ({@code stepBase}, {@link #base} of the whole step) that its prefill adds to its decode work. */
+    double prefillShare(double stepBase, double decodeReqs, double decodeTokens, double contextTokens) {
         CostBasis.of(0, 0, decodeReqs, decodeTokens, contextTokens, decodeBasis);
-        return Math.max(0, 1 - base(decodeBasis) / base(basis));
+        return Math.max(0, 1 - base(decodeBasis) / stepBase);
     }
 
     /** A basis feature present in the step that no training point had, or far beyond the largest seen. */

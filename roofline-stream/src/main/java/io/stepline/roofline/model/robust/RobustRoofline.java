@@ -168,7 +168,8 @@ public final class RobustRoofline implements LatencyDetector {
         // the batch level scales the decode part only: what it follows, the unreported context, is what
         // decode attention reads; a prefill-heavy step's cost is its prompt's (validation log instance,
         // seeds 7-32: a context surge scaled prefill steps' expectations up to 2.5x, and their ratios to 0.75)
-        double share = level.byBatch() ? fit.prefillShare(basis, d, dt, ctx) : 0;
+        double base = fit.base(basis);
+        double share = level.byBatch() ? fit.prefillShare(base, d, dt, ctx) : 0;
         double batchHere = level.batchAt(bx);
         double levelHere = level.of(share, batchHere);
         if (fit.beyondTraining(basis)) {
@@ -180,7 +181,7 @@ public final class RobustRoofline implements LatencyDetector {
             return notJudged(++sinceRefit >= s.refitEvery() && refit());
         }
         boolean known = CostFit.knows(cells, slot);
-        double expected = levelHere * fit.base(basis) * (known ? Math.exp(cells.offset(slot)) : 1);
+        double expected = levelHere * base * (known ? Math.exp(cells.offset(slot)) : 1);
         double bound = Math.min(s.maxBoundRatio(), tail.bound(boundRatio()));
         if (!known) {
             bound = Math.min(s.maxExtrapolationBoundRatio(), bound * s.extrapolationFactor());

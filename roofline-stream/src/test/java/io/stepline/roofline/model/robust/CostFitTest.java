@@ -89,7 +89,11 @@ class CostFitTest {
         fit.refit(decodeCells(new SplittableRandom(4), 2_000, 0.02));
         double[] x = new double[CostBasis.SIZE];
         CostBasis.of(0, 0, 16, 16, 8_000, x);
-        assertThat(fit.prefillShare(x, 16, 16, 8_000)).isCloseTo(0, within(1e-9));
+        assertThat(fit.prefillShare(fit.base(x), 16, 16, 8_000)).isCloseTo(0, within(1e-9));
+        CostBasis.of(1_024, 1, 16, 16, 8_000, x); // a prompt beside the same decode work: its share is what it adds
+        double withPrompt = fit.base(x);
+        CostBasis.of(0, 0, 16, 16, 8_000, x);
+        assertThat(fit.prefillShare(withPrompt, 16, 16, 8_000)).isCloseTo(1 - fit.base(x) / withPrompt, within(1e-12));
     }
 
     @Test
