@@ -130,6 +130,33 @@ class ModelsTest {
     }
 
     @Test
+    void aThrottleThatDrivesAYoungInstancePastTheLargestBatchesItHasSeenIsFlaggedAndNotLearned() {
+        SplittableRandom rng = new SplittableRandom(21);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        long id = 0;
+        for (; id < 600; id++) { // a young instance at light load: up to 32 decode requests
+            m.assess(Steps.decodeStep(rng, "i", id, id * STEP_NS, 1 + rng.nextInt(32), 1.0));
+        }
+        // a 1.6x throttle: the queue builds, batches grow to 2.5x the largest seen
+        int flagged = 0;
+        int throttled = 0;
+        for (int i = 0; i < 400; i++, id++) {
+            int decode = 1 + rng.nextInt(80);
+            Assessment a = m.assess(Steps.decodeStep(rng, "i", id, id * STEP_NS, decode, 1.6));
+            if (decode > 48) { // beyond 1.5x the largest batch seen: once left unjudged and learned
+                throttled++;
+                flagged += a.verdict() == Verdict.OUTLIER ? 1 : 0;
+            }
+        }
+        assertThat(flagged).as("slowed steps of work new to the model").isGreaterThanOrEqualTo((int) (0.9 * throttled));
+        int healthyFlagged = 0;
+        for (int i = 0; i < 2_000; i++, id++) { // healthy again, across the whole range
+            healthyFlagged += m.assess(Steps.decodeStep(rng, "i", id, id * STEP_NS, 1 + rng.nextInt(80), 1.0)).verdict() == Verdict.OUTLIER ? 1 : 0;
+        }
+        assertThat(healthyFlagged).as("the throttle taught the model nothing").isLessThan(10);
+    }
+
+    @Test
     void faultEpisodesDoNotDragTheModelUp() {
         SplittableRandom rng = new SplittableRandom(3);
         RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());

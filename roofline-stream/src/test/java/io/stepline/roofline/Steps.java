@@ -31,6 +31,18 @@ public final class Steps {
                 .setDecodeContextTokens(ctx).build();
     }
 
+    /** A decode-only step of {@code decode} requests, costed as {@link #step} costs it (log-normal noise). */
+    public static StepRecord decodeStep(SplittableRandom rng, String instance, long id, long startNs, int decode, double slowdown) {
+        long ctx = (long) decode * (200 + rng.nextInt(3000));
+        double healthy = 2e6 + 30e3 * decode + 2.0 * ctx;
+        long latency = (long) (healthy * Math.exp(0.03 * gaussian(rng)) * slowdown);
+        return StepRecord.newBuilder().setInstanceId(instance).setRole(InstanceRole.MIXED).setStepId(id)
+                .setStartUnixNano(startNs).setEndUnixNano(startNs + latency).setLatencyNs(latency).setLatencySource(LatencySource.STEP_SPAN)
+                .setRunningDepth(decode).setWaitingDepth(0).setNumPrefillReqs(0).setNumDecodeReqs(decode).setScheduledTokens(decode)
+                .setPrefillTokens(0).setDecodeTokens(decode).setNumFinished(0).setNumPreempted(0).setKvUsageGpuRatio(0.5)
+                .setKvBlocksTotalGpu(10_000L).setKvBlocksFreeGpu(5_000L).setDecodeContextTokens(ctx).build();
+    }
+
     /**
      * A decode step as a vLLM iteration log reports it: batch counts only, no KV context. Latency =
      * (3 ms + 40 us/decode req + {@code perRequestNs}/decode req) * noise * slowdown, where the caller

@@ -148,6 +148,28 @@ public final class WorkCells {
         return used;
     }
 
+    /**
+     * The slot of the known cell (offset set, at least {@code minPoints}) nearest to {@code key} among
+     * cells of the same prompts and prefill buckets, by decode and context buckets apart (at most
+     * {@code maxApart}); -1 when none. Ties go to the cell with more points, then the lower slot.
+     */
+    public int nearestKnown(int key, int maxApart, int minPoints) {
+        int best = -1;
+        int bestApart = maxApart + 1;
+        for (int s = 0; s < used; s++) {
+            int k = keys[s];
+            if (count[s] < minPoints || Double.isNaN(offsets[s]) || (k >>> 11) != (key >>> 11)) {
+                continue;
+            }
+            int apart = Math.abs((k >>> 5 & 63) - (key >>> 5 & 63)) + Math.abs((k & 31) - (key & 31));
+            if (apart < bestApart || (apart == bestApart && best >= 0 && count[s] > count[best])) {
+                best = s;
+                bestApart = apart;
+            }
+        }
+        return best;
+    }
+
     /** Cells with at least {@code min} points. */
     public int cellsWithAtLeast(int min) {
         int n = 0;

@@ -81,6 +81,15 @@ class CostFitTest {
         assertThat(fit.beyondTraining(x)).isTrue();
         CostBasis.of(0, 0, 40, 40, 200_000, x); // far more context than any training step
         assertThat(fit.beyondTraining(x)).isTrue();
+        double maxContext = 0;
+        for (double c = 30_000; c < 200_000; c += 1_000) {
+            CostBasis.of(0, 0, 40, 40, c, x);
+            if (!fit.beyondTraining(x)) {
+                maxContext = c;
+            }
+        }
+        // the largest context among the training points lies in [30,000, 66,667): judged up to 3x it
+        assertThat(maxContext).as("judged as an extrapolation up to BEYOND_FACTOR x the largest seen").isBetween(120_000.0, 200_000.0);
     }
 
     @Test

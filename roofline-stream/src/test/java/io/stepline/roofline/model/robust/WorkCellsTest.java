@@ -99,4 +99,31 @@ class WorkCellsTest {
             }
         }
     }
+
+    @Test
+    void theNearestKnownCellIsOfTheSamePrefillWorkAndFewBucketsApart() {
+        WorkCells cells = new WorkCells(3, 16);
+        int decode16 = WorkCells.key(0, 0, 16, 20_000);
+        int decode24 = WorkCells.key(0, 0, 24, 20_000);
+        int decode64 = WorkCells.key(0, 0, 64, 20_000);
+        int prefill = WorkCells.key(512, 1, 16, 20_000);
+        for (int i = 0; i < 3; i++) {
+            cells.add(decode16, i, point(1e6f));
+            cells.add(decode64, i, point(1e6f));
+            cells.add(prefill, i, point(1e6f));
+        }
+        cells.setOffset(cells.slot(decode16), 0.1);
+        cells.setOffset(cells.slot(decode64), 0.3);
+        cells.setOffset(cells.slot(prefill), 0.5);
+        int decode32 = WorkCells.key(0, 0, 32, 20_000); // two decode buckets above 16, four below 64
+        assertThat(cells.nearestKnown(decode32, 2, 3)).isEqualTo(cells.slot(decode16));
+        assertThat(cells.nearestKnown(decode32, 1, 3)).as("none close enough").isEqualTo(-1);
+        assertThat(cells.nearestKnown(WorkCells.key(0, 0, 56, 20_000), 2, 3)).isEqualTo(cells.slot(decode64));
+        assertThat(cells.nearestKnown(WorkCells.key(512, 1, 24, 20_000), 2, 3)).as("same prefill work only")
+                .isEqualTo(cells.slot(prefill));
+        assertThat(cells.nearestKnown(WorkCells.key(2_048, 1, 16, 20_000), 2, 3)).as("another prefill size: none").isEqualTo(-1);
+        assertThat(cells.nearestKnown(decode32, 2, 4)).as("too few points").isEqualTo(-1);
+        cells.add(decode24, 0, point(1e6f)); // a cell without an offset is never the nearest known
+        assertThat(cells.nearestKnown(decode32, 2, 1)).isEqualTo(cells.slot(decode16));
+    }
 }
