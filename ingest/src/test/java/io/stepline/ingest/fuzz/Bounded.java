@@ -1,0 +1,52 @@
+package io.stepline.ingest.fuzz;
+
+import java.time.Duration;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Runs a fuzz target's check on a worker thread and fails when it takes longer than a bound: a
+ * hang is a finding like a crash (JUnit's own timeout would bound the whole fuzzing run, and
+ * libFuzzer's default per-input timeout is 20 minutes). What the check throws is rethrown as is.
+ */
+public final class Bounded {
+    private static ExecutorService worker = newWorker();
+
+    private Bounded() {}
+
+    private static ExecutorService newWorker() {
+        return Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "fuzz-target");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    public static synchronized void run(Duration bound, Runnable check) {
+        Future<?> f = worker.submit(check);
+        try {
+            f.get(bound.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            f.cancel(true);
+            worker.shutdownNow();
+            worker = newWorker(); // the stuck thread is a daemon: it does not keep the JVM alive
+            throw new AssertionError("hang: the input was not judged within " + bound);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException r) {
+                throw r;
+            }
+            if (cause instanceof Error err) {
+                throw err;
+            }
+            throw new AssertionError(cause);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+    }
+}
