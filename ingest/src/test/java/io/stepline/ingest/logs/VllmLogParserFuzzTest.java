@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Set;
 
 import ch.qos.logback.classic.Level;
+import com.code_intelligence.jazzer.junit.DictionaryEntries;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import org.slf4j.LoggerFactory;
 
@@ -43,6 +44,12 @@ class VllmLogParserFuzzTest {
         ((ch.qos.logback.classic.Logger) LoggerFactory.getLogger(LogStepAssembler.class)).setLevel(Level.ERROR);
     }
 
+    /** The tokens of the line formats (VllmLogParser's javadoc), so that mutations build lines rather than noise. */
+    @DictionaryEntries({"Iteration(", "): ", " context requests, ", " context tokens, ", " generation requests, ", " generation tokens, ",
+            "iteration elapsed time: ", " ms", " (dummy)", ", GPU KV cache usage: ", ", kv cache: ", " blocks, ", "Engine ", "(EngineCore",
+            "(EngineCore_DP", " pid=", ") INFO ", "WARNING ", " [core.py:349] ", "Asynchronous scheduling is enabled.",
+            "'async_scheduling': False", "async_scheduling=True", "non-default args: {", "Initializing a V1 LLM engine",
+            "tensor_parallel_size=", "'tensor_parallel_size': "})
     @FuzzTest(maxDuration = "5m")
     void read(byte[] input) {
         Bounded.run(BOUND, () -> check(input));
