@@ -15,6 +15,8 @@ import java.util.concurrent.TimeoutException;
  */
 final class Bounded {
     private static ExecutorService worker = newWorker();
+    /** The worker's thread, whose stack a hang reports. */
+    private static volatile Thread workerThread;
 
     private Bounded() {}
 
@@ -22,6 +24,7 @@ final class Bounded {
         return Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "fuzz-target");
             t.setDaemon(true);
+            workerThread = t;
             return t;
         });
     }
@@ -31,10 +34,12 @@ final class Bounded {
         try {
             f.get(bound.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
+            Throwable where = new Throwable("where the check was");
+            where.setStackTrace(workerThread.getStackTrace());
             f.cancel(true);
             worker.shutdownNow();
             worker = newWorker(); // the stuck thread is a daemon: it does not keep the JVM alive
-            throw new AssertionError("hang: the input was not judged within " + bound);
+            throw new AssertionError("hang: the input was not judged within " + bound, where);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof RuntimeException r) {
