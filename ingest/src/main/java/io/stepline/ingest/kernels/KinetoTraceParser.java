@@ -1,5 +1,6 @@
 package io.stepline.ingest.kernels;
 
+import java.io.CharConversionException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.math.BigDecimal;
@@ -62,6 +63,9 @@ final class KinetoTraceParser {
         } catch (JsonProcessingException e) {
             throw new KernelFileException(origin + ": broken Kineto trace JSON at line " + e.getLocation().getLineNr()
                     + ", column " + e.getLocation().getColumnNr() + ": " + e.getOriginalMessage(), e);
+        } catch (CharConversionException e) {
+            // Jackson's reader of the encoding it detected (UTF-32 from the first bytes) found a character no encoding has
+            throw new KernelFileException(origin + ": not a Kineto trace: not JSON text (" + e.getMessage() + ")", e);
         }
     }
 
