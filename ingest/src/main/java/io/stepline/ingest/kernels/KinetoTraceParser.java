@@ -299,7 +299,11 @@ final class KinetoTraceParser {
         switch (p.currentToken()) {
             case VALUE_NUMBER_INT:
             case VALUE_NUMBER_FLOAT:
-                return p.getDecimalValue();
+                try {
+                    return p.getDecimalValue();
+                } catch (NumberFormatException e) {
+                    return null; // Jackson's own refusal of an exponent past an int ("32e2222222220")
+                }
             case VALUE_STRING:
                 String text = p.getText().trim();
                 if (text.length() > MAX_NUMBER_TEXT) {
