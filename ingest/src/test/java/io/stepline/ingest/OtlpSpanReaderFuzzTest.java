@@ -29,7 +29,7 @@ import io.stepline.ingest.validation.Rejection;
  * seeds in {@code OtlpSpanReaderFuzzTestInputs/read}; to fuzz, see docs/BENCHMARKS.md.
  */
 class OtlpSpanReaderFuzzTest {
-    private static final Duration BOUND = Duration.ofSeconds(10);
+    private static final Duration BOUND = Duration.ofSeconds(30);
     private static final Set<String> MALFORMED = Set.of(Rejection.MALFORMED_PROTOBUF, Rejection.MALFORMED_JSON);
 
     @FuzzTest(maxDuration = "5m")

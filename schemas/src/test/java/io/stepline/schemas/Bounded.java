@@ -12,9 +12,14 @@ import java.util.concurrent.TimeoutException;
  * Runs a fuzz target's check on a worker thread and fails when it takes longer than a bound: a
  * hang is a finding like a crash (JUnit's own timeout would bound the whole fuzzing run, and
  * libFuzzer's default per-input timeout is 20 minutes). What the check throws is rethrown as is.
+ * The first check of a JVM is given {@link #FIRST_BOUND}: it loads, initialises and (when fuzzing)
+ * instruments most of the classes the target uses, which took over 10 s on a loaded machine.
  */
 final class Bounded {
+    /** The bound of the first check of a JVM. */
+    static final Duration FIRST_BOUND = Duration.ofMinutes(5);
     private static ExecutorService worker = newWorker();
+    private static boolean first = true;
     /** The worker's thread, whose stack a hang reports. */
     private static volatile Thread workerThread;
 
@@ -31,15 +36,17 @@ final class Bounded {
 
     static synchronized void run(Duration bound, Runnable check) {
         Future<?> f = worker.submit(check);
+        Duration limit = first ? FIRST_BOUND : bound;
+        first = false;
         try {
-            f.get(bound.toMillis(), TimeUnit.MILLISECONDS);
+            f.get(limit.toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
             Throwable where = new Throwable("where the check was");
             where.setStackTrace(workerThread.getStackTrace());
             f.cancel(true);
             worker.shutdownNow();
             worker = newWorker(); // the stuck thread is a daemon: it does not keep the JVM alive
-            throw new AssertionError("hang: the input was not judged within " + bound, where);
+            throw new AssertionError("hang: the input was not judged within " + limit, where);
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof RuntimeException r) {

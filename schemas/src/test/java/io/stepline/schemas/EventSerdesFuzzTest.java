@@ -47,7 +47,7 @@ class EventSerdesFuzzTest {
     /** Per serde: the headers of its current schema (first) and of every older writer schema. */
     private static final List<List<byte[]>> HEADERS = new ArrayList<>();
     /** Far more than any decode of a message of a few kB takes, even instrumented on a busy machine. */
-    private static final Duration BOUND = Duration.ofSeconds(10);
+    private static final Duration BOUND = Duration.ofSeconds(30);
 
     static {
         for (AvroSerde<?> serde : SERDES) {

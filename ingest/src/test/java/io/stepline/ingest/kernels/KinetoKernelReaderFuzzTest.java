@@ -26,7 +26,7 @@ import io.stepline.ingest.validation.Rejection;
  * see docs/BENCHMARKS.md.
  */
 class KinetoKernelReaderFuzzTest {
-    private static final Duration BOUND = Duration.ofSeconds(10);
+    private static final Duration BOUND = Duration.ofSeconds(30);
     private static final Path FILE = Path.of("fuzz_rank5.pt.trace.json");
     private static final KinetoKernelReader READER = KinetoKernelReader.builder().build();
 
