@@ -203,16 +203,16 @@ class OtlpSpanReaderTest {
         return expected;
     }
 
-    private static List<String> viaReader(List<byte[]> messages) {
+    static List<String> viaReader(List<byte[]> messages) {
         return assemble(messages, OtlpDecoder::fragments);
     }
 
-    private static List<String> viaProtobufJava(List<byte[]> messages) {
+    static List<String> viaProtobufJava(List<byte[]> messages) {
         return assemble(messages, m -> OtlpDecoder.decode(m).getResourceSpansList().stream().map(SpanFragment::of).toList());
     }
 
     /** Every output of assembling the messages in order, then expiring what waits, and the state left. */
-    private static List<String> assemble(List<byte[]> messages, java.util.function.Function<byte[], List<SpanFragment>> decode) {
+    static List<String> assemble(List<byte[]> messages, java.util.function.Function<byte[], List<SpanFragment>> decode) {
         StepAssembler assembler = new StepAssembler(1_000, 1_000);
         List<String> out = new ArrayList<>();
         AssemblerState state = AssemblerState.inMemory();

@@ -5,16 +5,15 @@ import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaNormalization;
-import org.apache.avro.io.BinaryDecoder;
 import org.apache.avro.io.DatumReader;
 import org.apache.avro.io.DatumWriter;
-import org.apache.avro.io.DecoderFactory;
-import org.apache.avro.message.BinaryMessageDecoder;
 import org.apache.avro.specific.SpecificData;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.common.errors.SerializationException;
@@ -29,7 +28,11 @@ import org.apache.kafka.common.serialization.Serializer;
  * {@link SchemaHistory} knows is registered with the decoder so that records written by an
  * older producer are resolved to the current reader schema.
  *
- * <p>Instances are thread-safe: the encoder and Avro's message decoder keep per-thread buffers.
+ * <p>Decoding reads the message through a {@link MessageDecoder}: a length or item count the
+ * message cannot hold is refused before anything is allocated for it, so hostile bytes cost no
+ * more memory than their own size.
+ *
+ * <p>Instances are thread-safe: the encoder, the decoder and the current schema's reader are per thread.
  */
 public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
 
@@ -39,20 +42,27 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
 
     /** Per thread: the encoder writing the bytes of the record being encoded. */
     private static final ThreadLocal<ByteArrayEncoder> ENCODER = ThreadLocal.withInitial(ByteArrayEncoder::new);
+    /** Per thread: the decoder over the body of the message being decoded. */
+    private static final ThreadLocal<MessageDecoder> DECODER = ThreadLocal.withInitial(MessageDecoder::new);
+    /** Single-object encoding's marker, before the fingerprint. */
+    private static final byte MARKER_1 = (byte) 0xC3;
+    private static final byte MARKER_2 = (byte) 0x01;
+    private static final int HEADER_LENGTH = 10;
 
     private final Class<T> type;
     /** Single-object encoding's header: C3 01, then the schema's parsing fingerprint, little-endian. */
     private final byte[] header;
     private final DatumWriter<T> writer;
-    private final BinaryMessageDecoder<T> decoder;
-    /** Per thread: the reader of records written with the current schema, and its decoder. */
-    private final ThreadLocal<CurrentReader<T>> current;
+    /** Per older writer schema's fingerprint: the reader resolving its records to the current schema. */
+    private final Map<Long, DatumReader<T>> olderReaders = new HashMap<>();
+    /** Per thread: the reader of records written with the current schema. */
+    private final ThreadLocal<DatumReader<T>> current;
     private final SpecificData generated;
     private final Schema readerSchema;
 
     private AvroSerde(Class<T> type, Schema readerSchema, List<Schema> olderWriterSchemas) {
         this.type = type;
-        this.header = ByteBuffer.allocate(10).order(ByteOrder.LITTLE_ENDIAN).put((byte) 0xC3).put((byte) 0x01)
+        this.header = ByteBuffer.allocate(HEADER_LENGTH).order(ByteOrder.LITTLE_ENDIAN).put(MARKER_1).put(MARKER_2)
                 .putLong(SchemaNormalization.parsingFingerprint64(readerSchema)).array();
         // Writing uses the generated classes' own encoders: the same bytes as the generic writer,
         // without its per-field schema walk, into an array (ByteArrayEncoder) instead of through
@@ -71,11 +81,16 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
         this.current = ThreadLocal.withInitial(() -> {
             @SuppressWarnings("unchecked")
             DatumReader<T> r = (DatumReader<T>) generated.createDatumReader(readerSchema);
-            return new CurrentReader<>(r);
+            return r;
         });
-        this.decoder = new BinaryMessageDecoder<>(new SpecificData(type.getClassLoader()), readerSchema);
+        MessageDecoder.requireItemsTakeBytes(readerSchema);
+        // older records are resolved as Avro's BinaryMessageDecoder resolves them (the same data model), over a MessageDecoder
+        SpecificData resolving = new SpecificData(type.getClassLoader());
         for (Schema older : olderWriterSchemas) {
-            decoder.addSchema(older);
+            MessageDecoder.requireItemsTakeBytes(older);
+            @SuppressWarnings("unchecked")
+            DatumReader<T> r = (DatumReader<T>) resolving.createDatumReader(older, readerSchema);
+            olderReaders.put(SchemaNormalization.parsingFingerprint64(older), r);
         }
     }
 
@@ -141,8 +156,8 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
      */
     public T decode(byte[] bytes) {
         try {
-            CurrentReader<T> r = current(bytes);
-            return r != null ? r.reader.read(null, r.in) : decoder.decode(bytes);
+            MessageDecoder in = body(bytes);
+            return isCurrent(bytes) ? current.get().read(null, in) : older(bytes).read(null, in);
         } catch (IOException | RuntimeException e) {
             throw notA(e);
         }
@@ -174,8 +189,8 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
          */
         public P decode(byte[] bytes) {
             try {
-                CurrentReader<T> r = current(bytes);
-                return r != null ? reader.read(r.in) : reader.of(decoder.decode(bytes));
+                MessageDecoder in = body(bytes);
+                return isCurrent(bytes) ? reader.read(in) : reader.of(older(bytes).read(null, in));
             } catch (IOException | RuntimeException e) {
                 throw notA(e);
             }
@@ -205,27 +220,31 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
         }
     }
 
-    /** This thread's reader positioned at the body of {@code bytes} when written with the current schema, else null. */
-    private CurrentReader<T> current(byte[] bytes) {
-        if (bytes.length < header.length || !Arrays.equals(bytes, 0, header.length, header, 0, header.length)) {
-            return null;
+    /** This thread's decoder positioned at the body of {@code bytes}, after the single-object header. */
+    private static MessageDecoder body(byte[] bytes) throws IOException {
+        if (bytes.length < HEADER_LENGTH || bytes[0] != MARKER_1 || bytes[1] != MARKER_2) {
+            throw new IOException("no single-object header (C3 01 and an 8-byte schema fingerprint) in " + bytes.length + " bytes");
         }
-        CurrentReader<T> r = current.get();
-        r.in = DecoderFactory.get().binaryDecoder(bytes, header.length, bytes.length - header.length, r.in);
+        return DECODER.get().reset(bytes, HEADER_LENGTH, bytes.length - HEADER_LENGTH);
+    }
+
+    /** Whether {@code bytes} were written with the current schema. */
+    private boolean isCurrent(byte[] bytes) {
+        return Arrays.equals(bytes, 0, HEADER_LENGTH, header, 0, HEADER_LENGTH);
+    }
+
+    /** The reader of the older writer schema whose fingerprint {@code bytes} carry. */
+    private DatumReader<T> older(byte[] bytes) throws IOException {
+        long fingerprint = ByteBuffer.wrap(bytes, 2, 8).order(ByteOrder.LITTLE_ENDIAN).getLong();
+        DatumReader<T> r = olderReaders.get(fingerprint);
+        if (r == null) {
+            throw new IOException(String.format("no known writer schema has fingerprint %016x", fingerprint));
+        }
         return r;
     }
 
     private SerializationException notA(Exception e) {
         return new SerializationException("not a " + type.getSimpleName() + " in Avro single-object encoding: " + e.getMessage(), e);
-    }
-
-    private static final class CurrentReader<T> {
-        final DatumReader<T> reader;
-        BinaryDecoder in;
-
-        CurrentReader(DatumReader<T> reader) {
-            this.reader = reader;
-        }
     }
 
     @Override

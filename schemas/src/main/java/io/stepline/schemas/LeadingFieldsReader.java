@@ -7,7 +7,7 @@ import java.lang.invoke.MethodType;
 import java.util.List;
 
 import org.apache.avro.Schema;
-import org.apache.avro.io.BinaryDecoder;
+import org.apache.avro.io.Decoder;
 import org.apache.avro.specific.SpecificData;
 import org.apache.avro.specific.SpecificRecord;
 
@@ -116,7 +116,7 @@ final class LeadingFieldsReader<P extends SpecificRecord> {
     }
 
     /** The projection of the record whose body {@code in} is positioned at. */
-    P read(BinaryDecoder in) throws IOException {
+    P read(Decoder in) throws IOException {
         P record = newRecord();
         for (Field f : fields) {
             if (f.nullIndex() >= 0 && in.readIndex() == f.nullIndex()) {

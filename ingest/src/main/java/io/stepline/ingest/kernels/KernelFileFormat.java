@@ -1,5 +1,6 @@
 package io.stepline.ingest.kernels;
 
+import java.io.CharConversionException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
@@ -62,6 +63,8 @@ public enum KernelFileFormat {
                     + (seen.size() == FIELDS_NAMED_IN_ERRORS ? ", ..." : "") + " and no traceEvents");
         } catch (JsonProcessingException e) {
             throw unknown(file, "text that is not JSON (" + e.getOriginalMessage() + ")");
+        } catch (CharConversionException e) {
+            throw unknown(file, "text that is not JSON (" + e.getMessage() + ")"); // a character no encoding has (Jackson's UTF-32 reader)
         }
     }
 

@@ -108,9 +108,17 @@ public final class KinetoKernelReader {
                 }
                 continue;
             }
-            long start = Math.addExact(base, e.startNs());
+            long start;
+            long end;
+            try {
+                start = Math.addExact(base, e.startNs());
+                end = Math.addExact(start, e.durNs());
+            } catch (ArithmeticException overflow) {
+                throw new KernelFileException(file + ": a GPU event at ts " + e.startNs() + " ns (dur " + e.durNs() + " ns) after the time base "
+                        + base + " ns ends beyond what a long holds in unix nanoseconds: its kernels cannot be placed on the spans' clock");
+            }
             perStep.get(step).add(KernelRecord.newBuilder().setName(e.name()).setKind(e.kind()).setStream(e.stream())
-                    .setStartNs(start).setEndNs(Math.addExact(start, e.durNs())).setBytes(e.bytes()).build());
+                    .setStartNs(start).setEndNs(end).setBytes(e.bytes()).build());
         }
 
         // step id -> kernels: annotations that share an id (a ProfilerStep# written twice) make one batch

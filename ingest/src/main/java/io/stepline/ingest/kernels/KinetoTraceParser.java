@@ -1,5 +1,6 @@
 package io.stepline.ingest.kernels;
 
+import java.io.CharConversionException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.math.BigDecimal;
@@ -62,6 +63,9 @@ final class KinetoTraceParser {
         } catch (JsonProcessingException e) {
             throw new KernelFileException(origin + ": broken Kineto trace JSON at line " + e.getLocation().getLineNr()
                     + ", column " + e.getLocation().getColumnNr() + ": " + e.getOriginalMessage(), e);
+        } catch (CharConversionException e) {
+            // Jackson's reader of the encoding it detected (UTF-32 from the first bytes) found a character no encoding has
+            throw new KernelFileException(origin + ": not a Kineto trace: not JSON text (" + e.getMessage() + ")", e);
         }
     }
 
@@ -267,41 +271,79 @@ final class KinetoTraceParser {
         return null;
     }
 
-    /** An integer field (some writers quote them); NONE when absent or not a number. */
+    /** Characters of a quoted number worth reading: nanoseconds since 1970 take 19 digits. */
+    private static final int MAX_NUMBER_TEXT = 64;
+
+    /** An integer field (some writers quote them); NONE when absent, not a number or beyond a long. */
     private static long longValue(JsonParser p) throws IOException {
+        if (p.currentToken() == JsonToken.VALUE_NUMBER_INT && p.getNumberType() != JsonParser.NumberType.BIG_INTEGER) {
+            return p.getLongValue();
+        }
+        return rounded(decimal(p), 0);
+    }
+
+    /** Microseconds (decimal, as Kineto writes {@code ts}/{@code dur}) to nanoseconds, exactly; NONE when absent or beyond a long. */
+    private static long microsToNanos(JsonParser p) throws IOException {
+        if (p.currentToken() == JsonToken.VALUE_NUMBER_INT && p.getNumberType() != JsonParser.NumberType.BIG_INTEGER) {
+            try {
+                return Math.multiplyExact(p.getLongValue(), 1000L);
+            } catch (ArithmeticException e) {
+                return NONE;
+            }
+        }
+        return rounded(decimal(p), 3);
+    }
+
+    /** The number at {@code p}, quoted or not, or null when it is none (anything else is skipped). */
+    private static BigDecimal decimal(JsonParser p) throws IOException {
         switch (p.currentToken()) {
             case VALUE_NUMBER_INT:
-                return p.getLongValue();
             case VALUE_NUMBER_FLOAT:
-                return p.getDecimalValue().setScale(0, RoundingMode.HALF_EVEN).longValueExact();
-            case VALUE_STRING:
                 try {
-                    return new BigDecimal(p.getText().trim()).setScale(0, RoundingMode.HALF_EVEN).longValueExact();
-                } catch (NumberFormatException | ArithmeticException e) {
-                    return NONE;
+                    return p.getDecimalValue();
+                } catch (NumberFormatException e) {
+                    return null; // Jackson's own refusal of an exponent past an int ("32e2222222220")
+                }
+            case VALUE_STRING:
+                String text = p.getText().trim();
+                if (text.length() > MAX_NUMBER_TEXT) {
+                    return null;
+                }
+                try {
+                    return new BigDecimal(text);
+                } catch (NumberFormatException e) {
+                    return null;
                 }
             default:
                 p.skipChildren();
-                return NONE;
+                return null;
         }
     }
 
-    /** Microseconds (decimal, as Kineto writes {@code ts}/{@code dur}) to nanoseconds, exactly; NONE when absent. */
-    private static long microsToNanos(JsonParser p) throws IOException {
-        try {
-            switch (p.currentToken()) {
-                case VALUE_NUMBER_INT:
-                    return Math.multiplyExact(p.getLongValue(), 1000L);
-                case VALUE_NUMBER_FLOAT:
-                    return p.getDecimalValue().movePointRight(3).setScale(0, RoundingMode.HALF_EVEN).longValueExact();
-                case VALUE_STRING:
-                    return new BigDecimal(p.getText().trim()).movePointRight(3).setScale(0, RoundingMode.HALF_EVEN).longValueExact();
-                default:
-                    p.skipChildren();
-                    return NONE;
-            }
-        } catch (NumberFormatException | ArithmeticException e) {
+    /**
+     * {@code d x 10^shift} rounded half-even to a long; NONE for null or a value beyond a long. The
+     * magnitude is judged from the digits and the exponent before rounding: rounding {@code 9e100000000}
+     * or {@code 1e-100000000} to an integer builds a power of ten with a hundred million digits (the
+     * reader hung on such a {@code ts}; found by fuzzing), and {@code 1e1000000000} overflowed BigInteger.
+     */
+    static long rounded(BigDecimal d, int shift) {
+        if (d == null) {
             return NONE;
+        }
+        if (d.signum() == 0) {
+            return 0;
+        }
+        long integerDigits = (long) d.precision() - d.scale() + shift;
+        if (integerDigits > 19) {
+            return NONE;
+        }
+        if (integerDigits < 0) {
+            return 0; // below 0.1
+        }
+        try {
+            return d.movePointRight(shift).setScale(0, RoundingMode.HALF_EVEN).longValueExact();
+        } catch (ArithmeticException e) {
+            return NONE; // 19 digits above Long.MAX_VALUE
         }
     }
 }

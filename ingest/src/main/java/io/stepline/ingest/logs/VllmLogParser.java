@@ -18,7 +18,8 @@ import java.util.regex.Pattern;
  * </ul>
  * The line is found anywhere in the text, so a container runtime's timestamp prefix does not
  * matter; {@code DraftIteration(...)} and other words ending in "Iteration" are not iteration lines.
- * A line cut short before its elapsed time does not match.
+ * A line cut short before its elapsed time does not match, nor does one whose pid does not fit a
+ * long or whose engine number does not fit an int (no process prints those: the line is garbled).
  */
 public final class VllmLogParser {
     /** {@code (Process pid=N)}, then the level and {@code MM-DD HH:MM:SS [file.py:L]} of vLLM's log format. */
@@ -57,7 +58,8 @@ public final class VllmLogParser {
                 boolean async = v.equals("enabled") || v.equals("True");
                 Matcher p = PROCESS.matcher(line);
                 Integer rank = p.find() ? engineRank(p.group("proc")) : null;
-                return new VllmLogLine.Scheduling(rank, rank == null ? -1 : Long.parseLong(p.group("pid")), async);
+                long pid = rank == null ? -1 : number(p.group("pid"), Long.MAX_VALUE);
+                return rank != null && pid < 0 ? null : new VllmLogLine.Scheduling(rank, pid, async);
             }
         }
         if (line.contains("tensor_parallel_size")) {
@@ -78,9 +80,12 @@ public final class VllmLogParser {
         String proc = m.group("proc");
         String engine = m.group("engine");
         Integer engineRank = engineRank(proc);
-        int rank = engine != null ? Integer.parseInt(engine) : engineRank != null ? engineRank : 0;
+        long rank = engine != null ? number(engine, Integer.MAX_VALUE) : engineRank != null ? engineRank : 0;
         // only an EngineCore process's pid is the engine's; the frontend form is printed by an API server
-        long pid = engine == null && engineRank != null ? Long.parseLong(m.group("pid")) : -1;
+        long pid = engine == null && engineRank != null ? number(m.group("pid"), Long.MAX_VALUE) : -1;
+        if (rank < 0 || (engine == null && engineRank != null && pid < 0)) {
+            return null; // a number no process prints
+        }
         IterationLine.WallClock clock = m.group("mo") == null ? null : new IterationLine.WallClock(Integer.parseInt(m.group("mo")),
                 Integer.parseInt(m.group("dd")), Integer.parseInt(m.group("hh")), Integer.parseInt(m.group("mi")), Integer.parseInt(m.group("ss")));
         String tail = m.group("tail");
@@ -98,9 +103,22 @@ public final class VllmLogParser {
                 total = Long.parseLong(blocks.group(3));
             }
         }
-        return new IterationLine(rank, pid, clock, Long.parseLong(m.group("i")), Integer.parseInt(m.group("c")), Integer.parseInt(m.group("t")),
+        return new IterationLine((int) rank, pid, clock, Long.parseLong(m.group("i")), Integer.parseInt(m.group("c")), Integer.parseInt(m.group("t")),
                 Integer.parseInt(m.group("g")), Integer.parseInt(m.group("u")), Double.parseDouble(m.group("x")), tail.contains("(dummy)"),
                 kvUsage, used, total);
+    }
+
+    /** The value of a run of ASCII digits when it is at most {@code max}, else -1. */
+    private static long number(String digits, long max) {
+        int i = 0;
+        while (i < digits.length() - 1 && digits.charAt(i) == '0') {
+            i++;
+        }
+        if (digits.length() - i > 18) {
+            return -1;
+        }
+        long n = Long.parseLong(digits, i, digits.length(), 10);
+        return n <= max ? n : -1;
     }
 
     /** The data-parallel rank of an EngineCore process prefix ({@code EngineCore_DP3} -> 3, {@code EngineCore} -> 0), null for any other process. */

@@ -51,5 +51,11 @@ class KernelFileFormatTest {
         assertThatThrownBy(() -> KernelFileFormat.detect(write("log.txt", "INFO 05-22 Iteration(1): ...\n")))
                 .isInstanceOf(KernelFileException.class).hasMessageContaining("found text that is not JSON");
         assertThatThrownBy(() -> KernelFileFormat.detect(write("obj.json", "{}"))).hasMessageContaining("found an empty JSON object");
+        // bytes Jackson takes for UTF-32 by their start, with a character beyond Unicode (found by KinetoKernelReaderFuzzTest):
+        // a usage error like any other text that is not JSON, not an I/O error
+        Path utf32 = dir.resolve("utf32.json");
+        Files.write(utf32, new byte[] {0x24, 0, 0, 0, '[', '{', 'f', 'u', 'z', 'z'});
+        assertThatThrownBy(() -> KernelFileFormat.detect(utf32)).isInstanceOf(KernelFileException.class)
+                .hasMessageContaining("found text that is not JSON (Invalid UTF-32 character");
     }
 }

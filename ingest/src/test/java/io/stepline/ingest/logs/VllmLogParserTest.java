@@ -105,4 +105,19 @@ class VllmLogParserTest {
         assertThat(VllmLogParser.isVllmLogLine("{\"resourceSpans\":[]}")).isFalse();
         assertThat(VllmLogParser.isVllmLogLine("2026-01-01 INFO starting")).isFalse();
     }
+
+    @Test
+    void aPidOrEngineNumberNoProcessPrintsMakesNoLineInsteadOfAnException() {
+        // a pid past a long threw NumberFormatException out of parse, whose contract is never to throw (seen writing VllmLogParserFuzzTest)
+        assertThat(VllmLogParser.parse(ENGINE_CORE.replace("pid=2010410", "pid=99999999999999999999"))).isNull();
+        assertThat(VllmLogParser.parse("(EngineCore pid=123456789012345678901) INFO 07-09 08:41:37 [core.py:1] Asynchronous scheduling is enabled."))
+                .isNull();
+        assertThat(VllmLogParser.parse("Engine 99999999999: Iteration(1): 0 context requests, 0 context tokens, 1 generation requests,"
+                + " 1 generation tokens, iteration elapsed time: 4.00 ms, GPU KV cache usage: 1.0%")).isNull();
+        // leading zeros are no overflow
+        assertThat(((IterationLine) VllmLogParser.parse(ENGINE_CORE.replace("pid=2010410", "pid=000000000000000000002010410"))).enginePid())
+                .isEqualTo(2010410);
+        assertThat(((IterationLine) VllmLogParser.parse("Engine 000000000003: Iteration(1): 0 context requests, 0 context tokens,"
+                + " 1 generation requests, 1 generation tokens, iteration elapsed time: 4.00 ms")).rank()).isEqualTo(3);
+    }
 }
