@@ -11,7 +11,7 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.opentelemetry.proto.trace.v1.ResourceSpans;
 
-import io.stepline.ingest.fuzz.Bounded;
+import io.stepline.schemas.Bounded;
 import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.otlp.SpanFragment;
 import io.stepline.ingest.validation.Rejection;

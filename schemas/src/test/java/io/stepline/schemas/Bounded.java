@@ -15,7 +15,7 @@ import java.util.concurrent.TimeoutException;
  * The first check of a JVM is given {@link #FIRST_BOUND}: it loads, initialises and (when fuzzing)
  * instruments most of the classes the target uses, which took over 10 s on a loaded machine.
  */
-final class Bounded {
+public final class Bounded {
     /** The bound of the first check of a JVM. */
     static final Duration FIRST_BOUND = Duration.ofMinutes(5);
     private static ExecutorService worker = newWorker();
@@ -34,7 +34,7 @@ final class Bounded {
         });
     }
 
-    static synchronized void run(Duration bound, Runnable check) {
+    public static synchronized void run(Duration bound, Runnable check) {
         Future<?> f = worker.submit(check);
         Duration limit = first ? FIRST_BOUND : bound;
         first = false;

@@ -12,7 +12,7 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
 
 import io.stepline.events.KernelBatch;
 import io.stepline.events.KernelRecord;
-import io.stepline.ingest.fuzz.Bounded;
+import io.stepline.schemas.Bounded;
 import io.stepline.ingest.validation.Rejection;
 
 /**

@@ -15,7 +15,7 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
 import org.slf4j.LoggerFactory;
 
 import io.stepline.events.StepRecord;
-import io.stepline.ingest.fuzz.Bounded;
+import io.stepline.schemas.Bounded;
 import io.stepline.ingest.validation.Rejection;
 import io.stepline.schemas.EventSerdes;
 
