@@ -26,6 +26,13 @@ public final class WorkCells {
     /** Cells an instance keeps (bounds its state: 192 x 6 points x 24 bytes = 27 KB). */
     public static final int DEFAULT_MAX_CELLS = 192;
 
+    /** Where each bucket sits in a cell's key: context in bits 0-4, decode 5-10, prefill 11-15, prompts 16-19. */
+    private static final int DECODE_SHIFT = 5;
+    private static final int PREFILL_SHIFT = 11;
+    private static final int PROMPTS_SHIFT = 16;
+    private static final int CONTEXT_MASK = (1 << DECODE_SHIFT) - 1;
+    private static final int DECODE_MASK = (1 << (PREFILL_SHIFT - DECODE_SHIFT)) - 1;
+
     private final int pointsPerCell;
     private final int maxCells;
     private final int[] keys;
@@ -86,8 +93,10 @@ public final class WorkCells {
         return (int) Math.max(0, Math.min(15, prefillReqs));
     }
 
+    /** A cell's key: its prompts, prefill, decode and context buckets, packed (the context bucket in the low bits). */
     public static int key(double prefillTokens, double prefillReqs, double decodeReqs, double contextTokens) {
-        return promptsBucket(prefillReqs) << 16 | prefillBucket(prefillTokens) << 11 | decodeBucket(decodeReqs) << 5 | contextBucket(contextTokens);
+        return promptsBucket(prefillReqs) << PROMPTS_SHIFT | prefillBucket(prefillTokens) << PREFILL_SHIFT
+                | decodeBucket(decodeReqs) << DECODE_SHIFT | contextBucket(contextTokens);
     }
 
     /** The slot of a cell, or -1. */
@@ -158,10 +167,11 @@ public final class WorkCells {
         int bestApart = maxApart + 1;
         for (int s = 0; s < used; s++) {
             int k = keys[s];
-            if (count[s] < minPoints || Double.isNaN(offsets[s]) || (k >>> 11) != (key >>> 11)) {
+            if (count[s] < minPoints || Double.isNaN(offsets[s]) || (k >>> PREFILL_SHIFT) != (key >>> PREFILL_SHIFT)) {
                 continue;
             }
-            int apart = Math.abs((k >>> 5 & 63) - (key >>> 5 & 63)) + Math.abs((k & 31) - (key & 31));
+            int apart = Math.abs((k >>> DECODE_SHIFT & DECODE_MASK) - (key >>> DECODE_SHIFT & DECODE_MASK))
+                    + Math.abs((k & CONTEXT_MASK) - (key & CONTEXT_MASK));
             if (apart < bestApart || (apart == bestApart && best >= 0 && count[s] > count[best])) {
                 best = s;
                 bestApart = apart;
