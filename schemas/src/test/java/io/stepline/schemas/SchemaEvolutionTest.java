@@ -217,4 +217,37 @@ class SchemaEvolutionTest {
         assertThat(current.getLatchOnsetSteps()).isZero();
         assertThat(current.getLatchOnsetLog()).isZero();
     }
+
+    @Test
+    void rooflineFitWrittenBeforeDriftBlocksKeptTheLevelsRiseReadsWithNone() throws IOException {
+        List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateFit.getClassSchema().getFullName());
+        assertThat(history).hasSize(1);
+        Schema v1 = history.get(0);
+        assertThat(v1.getField("drift_block_level_rise")).isNull();
+        GenericRecord old = new GenericData.Record(v1);
+        old.put("version", 12L);
+        old.put("fitted", true);
+        old.put("level_anchor", 1.1);
+        old.put("level_rise_since_ns", 0L);
+        old.put("saw_context", true);
+        old.put("saw_decode", true);
+        old.put("coefficients", List.of(1.0, 2.0));
+        old.put("floor_ns", 5.0);
+        old.put("sigma", 0.04);
+        old.put("feature_max", List.of(3.0));
+        old.put("reference_coefficients", List.of(1.0, 2.0));
+        old.put("reference_version", 2L);
+        old.put("drift_block_elevated", List.of(4, 90));
+        old.put("drift_block_median", List.of(1, 20));
+        old.put("drift_block_start_ns", List.of(100L, 200L));
+        old.put("drift_alarms", 0L);
+        old.put("tail", List.of(0.5));
+        byte[] bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old).array();
+
+        io.stepline.events.RooflineStateFit current = EventSerdes.ROOFLINE_STATE_FIT.decode(bytes);
+        assertThat(current.getDriftBlockMedian()).containsExactly(1, 20);
+        assertThat(current.getDriftBlockStartNs()).containsExactly(100L, 200L);
+        assertThat(current.getDriftBlockLevelRise()).isEmpty();
+        assertThat(current.getDriftReportedAtStep()).as("no regression reported yet").isEqualTo(-1L);
+    }
 }

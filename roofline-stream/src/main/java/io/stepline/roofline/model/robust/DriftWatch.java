@@ -14,6 +14,9 @@ import java.util.List;
  * detector must keep flagging (a clock throttle of a thousand steps fills at most 2/3 of it), and
  * short enough to raise the alarm within 2,000 steps.
  *
+ * <p>What the alarm reports is measured against the level's anchor ({@link #onset}): the model's level
+ * follows part of a regression within a few hundred steps, which the residuals alone no longer show.
+ *
  * <p>Residuals are kept quantised to hundredths of a natural log (one byte each) so the state of
  * an instance stays small.
  */
@@ -51,6 +54,16 @@ public final class DriftWatch {
     /** A sustained shift by {@code ratio} since {@code sinceNs}. */
     public record Alarm(double ratio, long sinceNs) {}
 
+    /**
+     * Where a shift standing now shows in the window, against the level's anchor: since the start of the
+     * first block of the trailing run of blocks that ran {@link #ONSET_RATIO} above it, by
+     * {@code exp(shiftLog)} (the newest block's).
+     */
+    public record Onset(long sinceNs, double shiftLog) {}
+
+    /** A block whose median step ran this far above the anchored model stands above it (the level's rise start). */
+    static final double ONSET_RATIO = ModelLevel.LEVEL_RISE_START;
+
     static final double QUANTUM = 100;
 
     private final Settings s;
@@ -65,7 +78,8 @@ public final class DriftWatch {
     private byte[] completed;
     private java.util.BitSet completedMask;
     private long currentStartNs;
-    private final List<int[]> full = new ArrayList<>(); // {elevated, median}
+    private final int onsetQ = (int) Math.round(Math.log(ONSET_RATIO) * QUANTUM);
+    private final List<int[]> full = new ArrayList<>(); // {elevated, median, level's rise over its anchor}
     private final List<Long> fullStart = new ArrayList<>();
 
     public DriftWatch(Settings s) {
@@ -79,12 +93,17 @@ public final class DriftWatch {
         return (byte) Math.max(-127, Math.min(127, Math.round(logResidual * QUANTUM)));
     }
 
+    /** The onset of the shift the last alarm reported (null if none, or the alarm had no onset). */
+    private Onset alarmOnset;
+
     /**
      * Takes one judged step's log(latency / expected), and whether it counts for the tail; returns an
-     * alarm when a sustained shift is found.
+     * alarm when a sustained shift is found. {@code levelRiseLog}: log of the model level over its anchor
+     * now, which a completed block keeps so that its residuals can be read against the anchor.
      */
-    public Alarm observe(double logResidual, long startNs, boolean forTail) {
+    public Alarm observe(double logResidual, long startNs, boolean forTail, double levelRiseLog) {
         completed = null;
+        alarmOnset = null;
         if (Double.isNaN(logResidual)) {
             return null;
         }
@@ -105,7 +124,7 @@ public final class DriftWatch {
         }
         byte[] sorted = current.clone();
         Arrays.sort(sorted);
-        full.add(new int[] {elevated, sorted[sorted.length / 2]});
+        full.add(new int[] {elevated, sorted[sorted.length / 2], quantise(levelRiseLog)});
         fullStart.add(currentStartNs);
         filled = 0;
         if (full.size() > s.blocks()) {
@@ -141,8 +160,36 @@ public final class DriftWatch {
             first--;
         }
         Alarm a = new Alarm(Math.exp(shift), fullStart.get(first));
+        alarmOnset = onset();
         reset();
         return a;
+    }
+
+    /**
+     * The shift standing now against the level's anchor (see {@link Onset}); null when the newest block
+     * did not run {@link #ONSET_RATIO} above it. A regression's first blocks stand above the model while the
+     * level has not yet followed it, its later ones because the level has: read against the anchor, the
+     * run of blocks begins where the regression did.
+     */
+    public Onset onset() {
+        int last = full.size() - 1;
+        if (last < 0 || anchored(last) < onsetQ) {
+            return null;
+        }
+        int first = last;
+        while (first > 0 && anchored(first - 1) >= onsetQ) {
+            first--;
+        }
+        return new Onset(fullStart.get(first), anchored(last) / QUANTUM);
+    }
+
+    /** The onset of the shift the last {@link #observe} alarmed on, taken before the window was forgotten. */
+    public Onset alarmOnset() {
+        return alarmOnset;
+    }
+
+    private int anchored(int block) {
+        return full.get(block)[1] + full.get(block)[2];
     }
 
     private boolean blockElevated(int[] block) {
@@ -195,8 +242,17 @@ public final class DriftWatch {
         return List.copyOf(fullStart);
     }
 
-    void restore(byte[] block, byte[] mask, long startNs, List<Integer> elevated, List<Integer> median, List<Long> starts) {
-        if (block.length >= s.blockSteps() || elevated.size() != median.size() || median.size() != starts.size() || starts.size() > s.blocks()) {
+    List<Integer> blockLevelRise() {
+        return full.stream().map(b -> b[2]).toList();
+    }
+
+    /**
+     * Restores the state; {@code levelRise} may be empty (state written before blocks kept the level's rise),
+     * read as a level at its anchor.
+     */
+    void restore(byte[] block, byte[] mask, long startNs, List<Integer> elevated, List<Integer> median, List<Long> starts, List<Integer> levelRise) {
+        if (block.length >= s.blockSteps() || elevated.size() != median.size() || median.size() != starts.size() || starts.size() > s.blocks()
+                || (!levelRise.isEmpty() && levelRise.size() != starts.size())) {
             throw new IllegalArgumentException("drift watch state does not fit the settings");
         }
         current = new byte[s.blockSteps()];
@@ -208,7 +264,7 @@ public final class DriftWatch {
         full.clear();
         fullStart.clear();
         for (int i = 0; i < elevated.size(); i++) {
-            full.add(new int[] {elevated.get(i), median.get(i)});
+            full.add(new int[] {elevated.get(i), median.get(i), levelRise.isEmpty() ? 0 : levelRise.get(i)});
             fullStart.add(starts.get(i));
         }
     }

@@ -195,6 +195,11 @@ final class ModelLevel {
         return c;
     }
 
+    /** Log of the level over its anchor: how far it has followed a shift the drift watch's residuals no longer show. */
+    double riseLog() {
+        return Math.log(level / anchor);
+    }
+
     /** The level (1: neither re-anchored nor drifted). */
     double value() {
         return level;

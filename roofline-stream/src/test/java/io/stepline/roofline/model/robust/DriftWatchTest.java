@@ -18,7 +18,7 @@ class DriftWatchTest {
         int at = -1;
         for (int i = 0; i < 6_000 && alarm == null; i++) {
             double shift = i >= 2_050 ? Math.log(1.3) : 0;
-            alarm = w.observe(shift + rng.nextGaussian() * 0.03, i * STEP_NS, true);
+            alarm = w.observe(shift + rng.nextGaussian() * 0.03, i * STEP_NS, true, 0);
             at = i;
         }
         assertThat(alarm).isNotNull();
@@ -26,7 +26,7 @@ class DriftWatchTest {
         assertThat(alarm.ratio()).isBetween(1.27, 1.33);
         assertThat(alarm.sinceNs()).isBetween(2_000 * STEP_NS, 2_100 * STEP_NS);
         for (int i = at + 1; i < at + 1_400; i++) {
-            assertThat(w.observe(Math.log(1.3), i * STEP_NS, true)).as("the window starts again after an alarm").isNull();
+            assertThat(w.observe(Math.log(1.3), i * STEP_NS, true, 0)).as("the window starts again after an alarm").isNull();
         }
     }
 
@@ -35,22 +35,65 @@ class DriftWatchTest {
         DriftWatch w = new DriftWatch(DriftWatch.Settings.defaults());
         for (int i = 0; i < 10_000; i++) {
             boolean throttled = i >= 3_000 && i < 4_200;
-            assertThat(w.observe(throttled ? Math.log(1.6) : 0.01, i * STEP_NS, true)).isNull();
+            assertThat(w.observe(throttled ? Math.log(1.6) : 0.01, i * STEP_NS, true, 0)).isNull();
         }
+    }
+
+    @Test
+    void theOnsetIsReadAgainstTheAnchorWhileTheLevelFollowsTheShift() {
+        DriftWatch w = new DriftWatch(DriftWatch.Settings.defaults());
+        SplittableRandom rng = new SplittableRandom(2);
+        double shift = Math.log(1.25);
+        double rise = 0;
+        for (int i = 0; i < 3_000; i++) {
+            if (i >= 2_000) {
+                rise += (shift - rise) / 150; // the level follows the shift over a few hundred steps
+            }
+            double residual = (i >= 2_000 ? shift - rise : 0) + rng.nextGaussian() * 0.03;
+            assertThat(w.observe(residual, i * STEP_NS, true, rise)).isNull();
+            if (i == 1_999) {
+                assertThat(w.onset()).as("nothing stands above the anchor before the shift").isNull();
+            }
+        }
+        DriftWatch.Onset onset = w.onset();
+        assertThat(onset).isNotNull();
+        assertThat(onset.sinceNs()).as("the block the shift began in, though its last blocks' residuals are near zero")
+                .isEqualTo(2_000 * STEP_NS);
+        assertThat(Math.exp(onset.shiftLog())).isBetween(1.23, 1.27);
+        assertThat(w.alarmOnset()).as("no alarm").isNull();
+    }
+
+    @Test
+    void anAlarmKeepsTheOnsetOfTheShiftItForgets() {
+        DriftWatch w = new DriftWatch(DriftWatch.Settings.defaults());
+        DriftWatch.Alarm alarm = null;
+        int i = 0;
+        for (; alarm == null; i++) {
+            alarm = w.observe(i >= 1_000 ? Math.log(1.2) : 0, i * STEP_NS, true, i >= 1_000 ? Math.log(1.1) : 0);
+        }
+        assertThat(alarm.ratio()).as("the residual, what the level has not followed").isCloseTo(1.2, org.assertj.core.data.Offset.offset(0.01));
+        assertThat(w.alarmOnset().sinceNs()).isEqualTo(1_000 * STEP_NS);
+        assertThat(Math.exp(w.alarmOnset().shiftLog())).as("against the anchor").isCloseTo(1.32, org.assertj.core.data.Offset.offset(0.01));
+        assertThat(w.onset()).as("the window was forgotten").isNull();
+        w.observe(0, i * STEP_NS, true, 0);
+        assertThat(w.alarmOnset()).as("only for the observe that alarmed").isNull();
     }
 
     @Test
     void stateRoundTripsAndSettingsAreValidated() {
         DriftWatch a = new DriftWatch(DriftWatch.Settings.defaults());
         for (int i = 0; i < 1_234; i++) {
-            a.observe(Math.log(1.25), i, true);
+            a.observe(Math.log(1.25), i, true, 0.01 * (i % 7));
         }
         DriftWatch b = new DriftWatch(DriftWatch.Settings.defaults());
-        b.restore(a.currentBlock(), a.currentTailMask(), a.currentStartNs(), a.blockElevated(), a.blockMedian(), a.blockStarts());
+        b.restore(a.currentBlock(), a.currentTailMask(), a.currentStartNs(), a.blockElevated(), a.blockMedian(), a.blockStarts(), a.blockLevelRise());
+        assertThat(b.blockLevelRise()).isEqualTo(a.blockLevelRise()).contains(6);
         for (int i = 1_234; i < 3_000; i++) {
-            DriftWatch.Alarm x = a.observe(Math.log(1.25), i, true);
-            DriftWatch.Alarm y = b.observe(Math.log(1.25), i, true);
+            DriftWatch.Alarm x = a.observe(Math.log(1.25), i, true, 0.02);
+            DriftWatch.Alarm y = b.observe(Math.log(1.25), i, true, 0.02);
             assertThat(y).isEqualTo(x);
+            assertThat(b.onset()).isEqualTo(a.onset());
+            assertThat(b.alarmOnset()).isEqualTo(a.alarmOnset());
         }
         assertThatThrownBy(() -> new DriftWatch.Settings(5, 15, 1.1, 0.9, 1.12)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new DriftWatch.Settings(100, 15, 1.0, 0.9, 1.12)).isInstanceOf(IllegalArgumentException.class);
