@@ -157,7 +157,7 @@ class IncidentGroupingPaceTest {
     /**
      * The anomalies a block of 700 steps behind the verdicts and each block's in reverse, what is read
      * through known only a block at a time, and 10 s of wall time between blocks: the way a reporter behind on one topic, or a slow
-     * machine, reads them. Today's live reporter closed runs 5 s of wall time after they ended, so here a
+     * machine, reads them. The live reporter before issue 16's fix closed runs 5 s of wall time after they ended, so here a
      * regression read a block later found the runs it began before already written.
      */
     Output lagging(Path dir) throws Exception {
