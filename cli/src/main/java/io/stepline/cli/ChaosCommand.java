@@ -62,7 +62,7 @@ public final class ChaosCommand implements Callable<Integer> {
 
     @Option(names = "--faults", defaultValue = Workload.Settings.DEFAULT_FAULTS, paramLabel = "campaign|none|FILE",
             description = "The workload's faults, as stepline simulate --faults takes them (default: ${DEFAULT-VALUE}: every fault type and a"
-                    + " sustained regression, whose grouping of incidents depends on the report stage's pace).")
+                    + " sustained regression).")
     String faults;
 
     @Option(names = "--kernels", defaultValue = "0",

@@ -126,12 +126,10 @@ public final class CrashLoop {
         progress.accept("simulating " + s.workload);
         Workload w = Workload.simulate(s.workload, workDir, s.chunks);
         long t0 = System.nanoTime();
-        // The report stage closes an incident a few seconds of wall time after its last anomaly, and a sustained regression
-        // absorbs only the runs not closed yet when it arrives: its output depends on the pace of the input, so with it the
-        // clean run is fed at the same pace as the run with kills.
-        Duration cleanPause = s.reports ? s.feedPause : Duration.ZERO;
-        progress.accept(cleanPause.isZero() ? "clean run: the whole workload at once, no kills" : "clean run: the workload at the same pace, no kills");
-        Map<OutputTopic, CommittedRecords> clean = pipeline(workDir.resolve("clean"), w, cleanPause, 0, new ArrayList<>(), new RunFacts[1]);
+        // the report stage groups incidents by the steps it has read through, not by wall time (issue 16), so the clean run
+        // can be fed at once with it too
+        progress.accept("clean run: the whole workload at once, no kills");
+        Map<OutputTopic, CommittedRecords> clean = pipeline(workDir.resolve("clean"), w, Duration.ZERO, 0, new ArrayList<>(), new RunFacts[1]);
         Duration cleanRun = Duration.ofNanos(System.nanoTime() - t0);
         long t1 = System.nanoTime();
         progress.accept(String.format("run with %d kills: %d chunks, %d ms apart", s.kills, w.chunks(), s.feedPause.toMillis()));
@@ -310,7 +308,7 @@ public final class CrashLoop {
     /**
      * Once the report stage has read every verdict: waits until its incidents.jsonl and the incidents
      * and alerts topics stay unchanged for {@link Settings#DEFAULT_REPORTS_SETTLE}, which is longer than
-     * the reporter's live close delay (an incident closes that long after its last anomaly arrived).
+     * the reporter's idle close (the incidents of the last steps are written that long after the input stopped).
      */
     private void awaitReportsSettled(Admin admin, Path reports) throws Exception {
         long deadline = System.nanoTime() + s.finishTimeout.toNanos();
@@ -462,8 +460,13 @@ public final class CrashLoop {
         public static final Duration DEFAULT_FINISH_TIMEOUT = Duration.ofMinutes(10);
         /** Longer than the ingest stage's 2 s reorder window, whose last steps leave after the input is consumed. */
         public static final Duration DEFAULT_SETTLE = Duration.ofSeconds(5);
-        /** Longer than the reporter's live close delay (5 s) plus its poll: how long its outputs must stay unchanged at the end. */
-        public static final Duration DEFAULT_REPORTS_SETTLE = Duration.ofSeconds(12);
+        /**
+         * How long the report stage's outputs must stay unchanged at the end: longer than the reporter's idle close
+         * ({@link io.stepline.reports.incident.ReporterSettings#DEFAULT_IDLE_CLOSE_MS}), which writes the incidents of the
+         * last horizon of steps once the input has stopped, plus its poll.
+         */
+        public static final Duration DEFAULT_REPORTS_SETTLE = Duration.ofMillis(io.stepline.reports.incident.ReporterSettings.DEFAULT_IDLE_CLOSE_MS)
+                .plusSeconds(10);
 
         private Workload.Settings workload = new Workload.Settings(7, 4, "60s", 0);
         private int chunks = 60;

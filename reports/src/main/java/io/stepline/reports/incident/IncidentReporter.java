@@ -49,6 +49,15 @@ import io.stepline.evaluation.OutlierRuns;
  * makes each sustained regression an incident of its own, triages them, writes the report files
  * and hands incidents and alerts to a {@link Publisher}. Incident ids are deterministic, so a
  * replay writes the same files and a restarted reporter recognises what it already alerted.
+ *
+ * <p>Grouping does not depend on the pace the topics are read at. An instance's anomalies are applied
+ * in the order they were read, and only once {@link #readThrough} says that every anomaly of the
+ * steps up to theirs has been read; a run ends (and is alerted) when the steps read through pass its
+ * gap, and its incident is written once they pass {@link ReporterSettings#horizonSteps} after it, when
+ * no sustained regression can fold it in any more. Each of these happens at a step, in step order,
+ * so the same anomalies give the same incidents and alerts however far the verdicts ran ahead. The
+ * one exception is {@link #closeIdle}: an instance silent for {@link ReporterSettings#idleCloseMs} of
+ * wall time has its incidents written at once.
  */
 public final class IncidentReporter {
     /** Where incidents and alerts go (Kafka in the service, a list in tests). */
@@ -86,6 +95,7 @@ public final class IncidentReporter {
 
     private final ReporterSettings settings;
     private final Publisher publisher;
+    private final java.time.Clock clock;
     private final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     private final ObjectMapper compact = new ObjectMapper();
     private final Map<String, Instance> instances = new TreeMap<>();
@@ -99,8 +109,14 @@ public final class IncidentReporter {
     private final Set<String> listed = new HashSet<>();
 
     public IncidentReporter(ReporterSettings settings, Publisher publisher) {
+        this(settings, publisher, java.time.Clock.systemUTC());
+    }
+
+    /** {@code clock}: the wall clock {@link #closeIdle} measures an instance's silence with (tests set their own). */
+    public IncidentReporter(ReporterSettings settings, Publisher publisher, java.time.Clock clock) {
         this.settings = settings;
         this.publisher = publisher;
+        this.clock = java.util.Objects.requireNonNull(clock, "clock");
         try {
             Files.createDirectories(settings.outDir());
             readEarlierReports();
@@ -141,15 +157,22 @@ public final class IncidentReporter {
         final String id;
         InstanceRole role = InstanceRole.UNKNOWN;
         final OutlierRuns runs = new OutlierRuns(settings.maxGapSteps(), settings.maxGapNs(), settings.minSteps());
+        /** Anomalies applied, newest last. */
         final Deque<Anomaly> anomalies = new ArrayDeque<>();
-        /** Runs that are over but whose kernel batches may still be on their way. */
-        final List<OutlierRuns.Run> closing = new ArrayList<>();
-        final List<Long> closingSinceMs = new ArrayList<>();
-        /** Sustained regressions whose report waits for the kernel batches after them. */
-        final List<PendingDrift> drifts = new ArrayList<>();
-        long lastAnomalyWallMs;
+        /** Anomalies read but not applied yet, by step (in the order read within a step): the steps up to theirs are not known to be complete. */
+        final TreeMap<Long, Deque<Anomaly>> pending = new TreeMap<>();
+        int pendingCount;
+        /** Runs that have ended (and were alerted) whose incident waits for the horizon: a sustained regression may still fold them in. */
+        final List<OutlierRuns.Run> ended = new ArrayList<>();
+        /** Every anomaly of the steps up to this one has been read (-1: none known yet). */
+        long readThrough = -1;
+        /** When a verdict or anomaly of the instance was last read (wall clock, for {@link #closeIdle} only). */
+        long lastReadWallMs = clock.millis();
         long lastVerdictStep = -1;
         long firstVerdictStep = Long.MAX_VALUE;
+        /** Verdicts read, warming-up ones included: the share of step ids judged. */
+        long verdictsSeen;
+        /** Judged verdicts (not warming up). */
         long verdictCount;
         final Map<Long, List<KernelBatch>> kernels = new LinkedHashMap<>(256, 0.75f, false) {
             @Override
@@ -194,10 +217,22 @@ public final class IncidentReporter {
          * (a step is judged only when its successor was traced too), so incident gaps count judged steps.
          */
         double judgedShare() {
-            if (verdictCount < MIN_VERDICTS_FOR_SHARE || lastVerdictStep <= firstVerdictStep) {
+            // every verdict counts, warming-up ones too: a complete trace then has a share of exactly 1 from its first verdict
+            // on, so its gaps and horizon do not depend on how many verdicts were read when an anomaly is applied
+            if (verdictsSeen < MIN_VERDICTS_FOR_SHARE || lastVerdictStep <= firstVerdictStep) {
                 return 1.0;
             }
-            return Math.max(MIN_JUDGED_SHARE, Math.min(1.0, (double) verdictCount / (lastVerdictStep - firstVerdictStep + 1)));
+            return Math.max(MIN_JUDGED_SHARE, Math.min(1.0, (double) verdictsSeen / (lastVerdictStep - firstVerdictStep + 1)));
+        }
+
+        /** Unflagged step ids allowed within a run. */
+        long gapSteps() {
+            return (long) Math.ceil(settings.maxGapSteps() / judgedShare());
+        }
+
+        /** Step ids after a run's last step before its incident is written. */
+        long horizonSteps() {
+            return (long) Math.ceil(settings.horizonSteps() / judgedShare());
         }
     }
 
@@ -220,9 +255,11 @@ public final class IncidentReporter {
     }
 
     /**
-     * The start of the oldest flagged step the instance's open, closing or pending incidents hold
-     * (Long.MAX_VALUE if none): the anomalies and retained kernels from then on are needed again if
-     * the reporter has to start over, so its service commits its input offsets no further.
+     * The start of the oldest flagged step the instance's reporter still needs (Long.MAX_VALUE if none):
+     * anomalies not applied yet, the open run and the ended runs whose incident waits for the horizon,
+     * and the anomalies of the last horizon of steps, which a sustained regression still to come would
+     * count as its own. The anomalies and retained kernels from then on are needed again if the reporter
+     * has to start over, so its service commits its input offsets no further.
      */
     public long heldSinceNs(String instance) {
         Instance in = instances.get(instance);
@@ -234,11 +271,21 @@ public final class IncidentReporter {
         if (open != null) {
             since = open.startNs;
         }
-        for (OutlierRuns.Run r : in.closing) {
+        for (OutlierRuns.Run r : in.ended) {
             since = Math.min(since, r.startNs);
         }
-        for (PendingDrift d : in.drifts) {
-            since = Math.min(since, d.anomaly().getStartUnixNano());
+        for (Deque<Anomaly> atStep : in.pending.values()) {
+            for (Anomaly a : atStep) {
+                since = Math.min(since, a.getStartUnixNano());
+            }
+        }
+        long recent = in.readThrough < 0 ? Long.MIN_VALUE : in.readThrough - in.horizonSteps();
+        for (var it = in.anomalies.descendingIterator(); it.hasNext(); ) {
+            Anomaly a = it.next();
+            if (stepOf(a) < recent) {
+                break;
+            }
+            since = Math.min(since, a.getStartUnixNano());
         }
         return since;
     }
@@ -255,29 +302,93 @@ public final class IncidentReporter {
         return b.getKernels().isEmpty() ? 0 : b.getKernels().get(0).getStartNs();
     }
 
+    /**
+     * An anomaly read. It is applied once {@link #readThrough} covers its step, in step order (the detector
+     * may have judged the instance's steps a little out of order); at once if its step is already covered,
+     * which only happens for a step judged later than the service's watermark allows.
+     */
     public void accept(Anomaly a) {
         Instance in = inst(a.getInstanceId());
-        if (a.getKind() == AnomalyKind.SUSTAINED_REGRESSION) {
-            prepareDrift(in, a);
-            return;
+        in.lastReadWallMs = clock.millis();
+        in.pending.computeIfAbsent(stepOf(a), k -> new ArrayDeque<>()).addLast(a);
+        if (++in.pendingCount > MAX_ANOMALIES_PER_INSTANCE) {
+            // read far ahead of the verdicts (or with no readThrough at all): apply the oldest as if its steps were complete
+            in.readThrough = Math.max(in.readThrough, in.pending.firstKey());
         }
-        if (a.getStep() != null) {
-            in.role = a.getStep().getRole();
+        advance(in);
+    }
+
+    /**
+     * Every anomaly of {@code instance} for its steps up to {@code stepId} has been handed to
+     * {@link #accept(Anomaly)}: its service knows this from the detector's transactions (a step's
+     * verdict and anomalies are committed together). Applies the anomalies this covers and what the
+     * steps moving on decide, in step order: runs that end (and their alerts), sustained regressions
+     * (folding in the runs since they began), and the incidents of runs past the horizon.
+     */
+    public void readThrough(String instance, long stepId) {
+        Instance in = inst(instance);
+        if (stepId > in.readThrough) {
+            in.readThrough = stepId;
+            advance(in);
+        }
+    }
+
+    private static long stepOf(Anomaly a) {
+        return a.getStepId() == null ? 0 : a.getStepId();
+    }
+
+    /**
+     * Everything that happens up to the instance's {@code readThrough}, one at a time in step order: the
+     * anomalies by step, an event at a step below the next anomaly's before it, the anomaly before events
+     * at its own step. Done in this order, the outcome does not depend on how {@code readThrough} moved there
+     * (in one jump or many small ones), which is what makes it independent of the pace of the input.
+     */
+    private void advance(Instance in) {
+        while (true) {
+            long anomalyAt = !in.pending.isEmpty() && in.pending.firstKey() <= in.readThrough ? in.pending.firstKey() : Long.MAX_VALUE;
+            OutlierRuns.Run open = in.runs.open();
+            long endAt = open == null ? Long.MAX_VALUE : open.lastStep + in.gapSteps() + 1;
+            long writeAt = in.ended.isEmpty() ? Long.MAX_VALUE : in.ended.get(0).lastStep + in.horizonSteps() + 1;
+            long eventAt = Math.min(endAt, writeAt);
+            if (eventAt <= in.readThrough && eventAt < anomalyAt) {
+                if (endAt <= writeAt) {
+                    OutlierRuns.Run done = in.runs.flush();
+                    if (done != null) {
+                        ended(in, done);
+                    }
+                } else {
+                    finish(in, in.ended.remove(0));
+                }
+            } else if (anomalyAt != Long.MAX_VALUE) {
+                Deque<Anomaly> atStep = in.pending.firstEntry().getValue();
+                Anomaly a = atStep.removeFirst();
+                if (atStep.isEmpty()) {
+                    in.pending.pollFirstEntry();
+                }
+                in.pendingCount--;
+                apply(in, a);
+            } else {
+                return;
+            }
+        }
+    }
+
+    private void apply(Instance in, Anomaly a) {
+        if (a.getKind() == AnomalyKind.SUSTAINED_REGRESSION) {
+            // every anomaly and retained kernel batch up to its step is read: its report need not wait
+            finishDrift(in, prepareDrift(in, a));
+            return;
         }
         in.anomalies.addLast(a);
         if (in.anomalies.size() > MAX_ANOMALIES_PER_INSTANCE) {
             in.anomalies.removeFirst();
         }
-        in.lastAnomalyWallMs = System.currentTimeMillis();
-        OutlierRuns.Run closed = in.runs.add(a.getStepId() == null ? 0 : a.getStepId(), a.getStartUnixNano(), a.getEndUnixNano(),
-                a.getDeviationRatio(), in.judgedShare());
+        if (a.getStep() != null) {
+            in.role = a.getStep().getRole();
+        }
+        OutlierRuns.Run closed = in.runs.add(stepOf(a), a.getStartUnixNano(), a.getEndUnixNano(), a.getDeviationRatio(), in.judgedShare());
         if (closed != null) {
-            in.closing.add(closed);
-            in.closingSinceMs.add(System.currentTimeMillis());
-            Timeline.Capture c = in.captures.get(closed.firstStep);
-            if (c != null) {
-                Timeline.ended(c, closed.endNs);
-            }
+            ended(in, closed); // more than the time gap after the run: ended by this step
         }
         OutlierRuns.Run open = in.runs.open();
         if (open != null && in.runs.isIncident(open) && in.opened.add(open.firstStep)) {
@@ -289,6 +400,18 @@ public final class IncidentReporter {
                     .setSummary(String.format(Locale.ROOT, "%d flagged step(s) so far, up to %.2fx the roofline", open.steps, open.maxRatio))
                     .build());
         }
+    }
+
+    /** A run is over: alerted now, written at the horizon unless a sustained regression folds it in first. */
+    private void ended(Instance in, OutlierRuns.Run run) {
+        in.ended.add(run);
+        Timeline.Capture c = in.captures.get(run.firstStep);
+        if (c != null) {
+            Timeline.ended(c, run.endNs);
+        }
+        Evidence e = evidence(in, run);
+        alert(in, in.id + "-" + run.firstStep, e.worst(), run.startNs, run.endNs, AnomalyKind.OUTLIER, e.triage().classification(),
+                e.triage().summary(), List.of());
     }
 
     public void accept(RetainedKernelBatch r) {
@@ -333,8 +456,10 @@ public final class IncidentReporter {
 
     public void accept(StepVerdict v) {
         Instance in = inst(v.getInstanceId());
+        in.lastReadWallMs = clock.millis();
         in.lastVerdictStep = Math.max(in.lastVerdictStep, v.getStepId());
         in.firstVerdictStep = Math.min(in.firstVerdictStep, v.getStepId());
+        in.verdictsSeen++;
         if (v.getVerdict() == Verdict.WARMING_UP) {
             in.warmingUp++;
         } else if (v.getVerdict() == Verdict.OUTLIER) {
@@ -355,23 +480,17 @@ public final class IncidentReporter {
         }
     }
 
-    /** Live mode: closes incidents whose instance moved past the gap and whose last anomaly is old enough. */
+    /**
+     * Live mode's fallback for an instance that stopped sending steps: with no verdict or anomaly of
+     * it read for {@link ReporterSettings#idleCloseMs}, its anomalies are applied, its open run ends and
+     * its ended runs are written without waiting for steps that may never come. The one rule that
+     * depends on the pace of the input.
+     */
     public void closeIdle(long nowMs) {
         for (Instance in : instances.values()) {
-            while (!in.closing.isEmpty() && nowMs - in.closingSinceMs.get(0) >= settings.liveCloseDelayMs()) {
-                in.closingSinceMs.remove(0);
-                finish(in, in.closing.remove(0));
-            }
-            while (!in.drifts.isEmpty() && nowMs - in.drifts.get(0).sinceMs() >= settings.liveCloseDelayMs()) {
-                finishDrift(in, in.drifts.remove(0));
-            }
-            OutlierRuns.Run open = in.runs.open();
-            if (open != null && nowMs - in.lastAnomalyWallMs >= settings.liveCloseDelayMs()
-                    && in.lastVerdictStep > open.lastStep + settings.maxGapSteps()) {
-                OutlierRuns.Run closed = in.runs.advance(in.lastVerdictStep, Long.MAX_VALUE / 2);
-                if (closed != null) {
-                    finish(in, closed);
-                }
+            boolean holding = in.runs.open() != null || !in.ended.isEmpty() || !in.pending.isEmpty();
+            if (holding && nowMs - in.lastReadWallMs >= settings.idleCloseMs()) {
+                closeAll(in);
             }
         }
     }
@@ -379,23 +498,22 @@ public final class IncidentReporter {
     /** Closes every open incident (end of input) and writes the fleet overview. */
     public void flush() {
         for (Instance in : instances.values()) {
-            while (!in.closing.isEmpty()) {
-                in.closingSinceMs.remove(0);
-                finish(in, in.closing.remove(0));
-            }
-            while (!in.drifts.isEmpty()) {
-                finishDrift(in, in.drifts.remove(0));
-            }
-            OutlierRuns.Run closed = in.runs.flush();
-            if (closed != null) {
-                finish(in, closed);
-            }
+            closeAll(in);
+            in.anomalies.clear(); // the end of input: no sustained regression follows to count them, a restart need not read them again
         }
         try {
             writeIndex();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write the index: " + e.getMessage(), e);
         }
+    }
+
+    /** As if every step to come had been read and held no anomaly; the steps read through stay where they were for what comes after. */
+    private void closeAll(Instance in) {
+        long was = in.readThrough;
+        in.readThrough = Long.MAX_VALUE;
+        advance(in);
+        in.readThrough = was;
     }
 
     public List<IncidentReport> reports() {
@@ -406,7 +524,10 @@ public final class IncidentReporter {
         return suppressedAlerts;
     }
 
-    private void finish(Instance in, OutlierRuns.Run run) {
+    /** What a run's alert and report are made of: its anomalies, steps and kernels, the kernels before it, and their triage. */
+    private record Evidence(List<Anomaly> anomalies, List<KernelBatch> kernels, List<KernelBatch> before, Severity worst, Triage triage) {}
+
+    private Evidence evidence(Instance in, OutlierRuns.Run run) {
         List<Anomaly> as = new ArrayList<>();
         for (Anomaly a : in.anomalies) {
             if (a.getStepId() != null && a.getStepId() >= run.firstStep && a.getStepId() <= run.lastStep) {
@@ -436,6 +557,14 @@ public final class IncidentReporter {
             }
         }
         Triage t = Triager.triage(new Triager.Input(in.role, steps, phases.of(in.id, 20), kernels, before));
+        return new Evidence(as, kernels, before, worst, t);
+    }
+
+    private void finish(Instance in, OutlierRuns.Run run) {
+        Evidence e = evidence(in, run);
+        List<Anomaly> as = e.anomalies();
+        List<KernelBatch> kernels = e.kernels();
+        Triage t = e.triage();
         String id = in.id + "-" + run.firstStep;
         List<IncidentReport.StepSummary> summaries = new ArrayList<>();
         for (Anomaly a : as) {
@@ -446,11 +575,11 @@ public final class IncidentReporter {
                 break;
             }
         }
-        IncidentReport r = new IncidentReport(id, in.id, in.role, AnomalyKind.OUTLIER, t.classification(), worst,
+        IncidentReport r = new IncidentReport(id, in.id, in.role, AnomalyKind.OUTLIER, t.classification(), e.worst(),
                 t.summary(), t.evidence(), run.firstStep, run.lastStep, run.steps, run.startNs, run.endNs, run.maxRatio, t.dominantPhase(),
                 t.dominantGrowth(), t.phaseGrowth(), t.ranks(), t.kernels(), summaries,
                 requests.impacts(in.id, run.firstStep, run.lastStep, settings.ttftSloS(), settings.tpotSloS(), 100),
-                slo(), kernels.size(), before.size());
+                slo(), kernels.size(), e.before().size());
         PerfettoTrace trace = new PerfettoTrace(in.id, run.startNs).metadata("incident_id", id);
         for (Anomaly a : as) {
             if (a.getStep() != null) {
@@ -468,56 +597,56 @@ public final class IncidentReporter {
             flagged.add(new ScatterPlot.Point(x, nz(a.getLatencyNs()) / 1e6, nz(a.getBoundNs()) / 1e6, decodeOnly));
         }
         Timeline.Capture capture = in.captures.remove(run.firstStep);
-        publish(in, r, trace, flagged, AnomalyKind.OUTLIER, t.classification(),
-                latencyChart(in, capture == null ? List.of() : in.timeline.take(capture), run.startNs, run.endNs));
+        publish(in, r, trace, flagged, latencyChart(in, capture == null ? List.of() : in.timeline.take(capture), run.startNs, run.endNs));
     }
 
     /**
-     * A sustained regression arrived: the outlier runs since it began are folded into it now, and the
-     * kernels the instance ran clearly before it are taken now (the baseline keeps only the newest
-     * batches); the report waits, like an outlier run, until the instance's kernel batches after it
-     * have arrived (end of input, or the live close delay), so the triage does not depend on whether
-     * the reporter read the anomaly or the batches first.
+     * A sustained regression is applied: the outlier runs since it began are folded into it, and the
+     * kernels the instance ran clearly before it are taken. Every anomaly and retained kernel batch up
+     * to its step has been read by then, so which runs it folds and what its triage sees do not depend
+     * on the order the reporter read the topics in. Runs that were alerted when they ended are named in
+     * its alert ({@code merged_incidents}); they get no incident of their own.
      */
-    private void prepareDrift(Instance in, Anomaly a) {
+    private PendingDrift prepareDrift(Instance in, Anomaly a) {
         long start = a.getStartUnixNano();
         // outlier runs since the regression began are the regression seen step by step, before the drift
         // watch could tell it from a transient episode: reported here, not as incidents of their own
         long absorbedRuns = 0;
-        long absorbedSteps = 0;
-        long firstStep = a.getStepId() == null ? 0 : a.getStepId();
-        String driftId = in.id + "-drift-" + (a.getStepId() == null ? 0 : a.getStepId());
-        for (int i = in.closing.size() - 1; i >= 0; i--) {
-            OutlierRuns.Run run = in.closing.get(i);
+        long firstStep = stepOf(a);
+        String driftId = in.id + "-drift-" + stepOf(a);
+        List<String> merged = new ArrayList<>();
+        for (int i = 0; i < in.ended.size(); i++) {
+            OutlierRuns.Run run = in.ended.get(i);
             if (run.startNs >= start) {
+                String runId = in.id + "-" + run.firstStep;
                 if (in.opened.contains(run.firstStep)) {
-                    publisher.merged(in.id + "-" + run.firstStep, driftId, run.endNs);
+                    publisher.merged(runId, driftId, run.endNs);
+                }
+                if (alerted.contains(runId)) {
+                    merged.add(runId);
+                    writeMergedPage(runId, driftId);
                 }
                 dropCapture(in, run.firstStep);
                 absorbedRuns++;
-                absorbedSteps += run.steps;
                 firstStep = Math.min(firstStep, run.firstStep);
-                in.closing.remove(i);
-                in.closingSinceMs.remove(i);
+                in.ended.remove(i--);
             }
         }
         OutlierRuns.Run open = in.runs.open();
         if (open != null && open.startNs >= start) {
             in.runs.discardOpen();
-        }
-        if (open != null && open.startNs >= start && in.runs.isIncident(open)) {
-            if (in.opened.contains(open.firstStep)) {
-                publisher.merged(in.id + "-" + open.firstStep, driftId, open.endNs);
+            if (in.runs.isIncident(open)) {
+                if (in.opened.contains(open.firstStep)) {
+                    publisher.merged(in.id + "-" + open.firstStep, driftId, open.endNs);
+                }
+                dropCapture(in, open.firstStep);
+                absorbedRuns++;
+                firstStep = Math.min(firstStep, open.firstStep);
             }
-            dropCapture(in, open.firstStep);
-            absorbedRuns++;
-            absorbedSteps += open.steps;
-            firstStep = Math.min(firstStep, open.firstStep);
         }
-        // the flagged steps since the regression began, counted from the anomalies themselves: which runs are
-        // still open, already closed, or too small to be incidents when the drift arrives depends on the order
-        // the topics are read in; the anomalies of one instance arrive in step order, the drift after them
-        absorbedSteps = 0;
+        // the flagged steps since the regression began, counted from the anomalies themselves (runs too small to be
+        // incidents count too); the anomalies of one instance are applied in the order the detector wrote them
+        long absorbedSteps = 0;
         for (Anomaly x : in.anomalies) {
             if (x.getStartUnixNano() >= start) {
                 absorbedSteps++;
@@ -534,16 +663,33 @@ public final class IncidentReporter {
         }
         Timeline.Capture capture = in.timeline.open(start);
         Timeline.ended(capture, a.getEndUnixNano());
-        in.drifts.add(new PendingDrift(a, firstStep, absorbedSteps, absorbedRuns, before, System.currentTimeMillis(), capture));
         publisher.opened(Incident.newBuilder().setIncidentId(driftId).setInstanceId(in.id).setKind(AnomalyKind.SUSTAINED_REGRESSION)
                 .setSeverity(a.getSeverity()).setClassification(FaultType.UNKNOWN).setFirstStepId(firstStep)
-                .setLastStepId(a.getStepId() == null ? 0 : a.getStepId()).setNumSteps((int) absorbedSteps).setStartUnixNano(start)
+                .setLastStepId(stepOf(a)).setNumSteps((int) absorbedSteps).setStartUnixNano(start)
                 .setEndUnixNano(a.getEndUnixNano()).setMaxDeviationRatio(a.getDeviationRatio())
                 .setSummary(String.format(Locale.ROOT, "sustained regression: %.2fx", a.getDeviationRatio())).build());
+        return new PendingDrift(a, firstStep, absorbedSteps, absorbedRuns, before, capture, List.copyOf(merged));
     }
 
-    private record PendingDrift(Anomaly anomaly, long firstStep, long absorbedSteps, long absorbedRuns, List<KernelBatch> before, long sinceMs,
-                                Timeline.Capture capture) {}
+    private record PendingDrift(Anomaly anomaly, long firstStep, long absorbedSteps, long absorbedRuns, List<KernelBatch> before,
+                                Timeline.Capture capture, List<String> mergedAlerts) {}
+
+    /**
+     * The page an alert of a run that a sustained regression folded in points to: the run has no report of
+     * its own, the regression's has its steps.
+     */
+    private void writeMergedPage(String runId, String driftId) {
+        String page = "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\"><head><meta charset=\"utf-8\"/><title>Incident "
+                + io.stepline.reports.html.Html.esc(runId) + "</title></head><body><h1>Incident " + io.stepline.reports.html.Html.esc(runId)
+                + "</h1><p>Its flagged steps turned out to be part of a sustained regression: see <a href=\"incident-"
+                + io.stepline.reports.html.Html.esc(safe(driftId)) + ".html\">incident " + io.stepline.reports.html.Html.esc(driftId)
+                + "</a>.</p></body></html>\n";
+        try {
+            Files.writeString(settings.outDir().resolve("incident-" + safe(runId) + ".html"), page);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write incident-" + safe(runId) + ".html: " + e.getMessage(), e);
+        }
+    }
 
     private void dropCapture(Instance in, long firstStep) {
         Timeline.Capture c = in.captures.remove(firstStep);
@@ -615,12 +761,12 @@ public final class IncidentReporter {
                 : io.stepline.reports.html.DriftSection.html(in.id, new ArrayList<>(in.refits), start, a.getEndUnixNano(), m.getFeatureNames(),
                         m.getCoefficients(), m.getInterceptNs(), m.getVersion(), m.getReferenceCoefficients(), m.getReferenceInterceptNs(),
                         m.getReferenceVersion());
-        publish(in, r, trace, List.of(), AnomalyKind.SUSTAINED_REGRESSION, cls,
-                latencyChart(in, in.timeline.take(p.capture()), start, a.getEndUnixNano()) + shift);
+        publish(in, r, trace, List.of(), latencyChart(in, in.timeline.take(p.capture()), start, a.getEndUnixNano()) + shift);
+        alert(in, id, a.getSeverity(), start, a.getEndUnixNano(), AnomalyKind.SUSTAINED_REGRESSION, cls, r.summary(), p.mergedAlerts());
     }
 
-    private void publish(Instance in, IncidentReport r, PerfettoTrace trace, List<ScatterPlot.Point> flagged, AnomalyKind kind, FaultType cls,
-                         String latencySvg) {
+    /** Writes an incident's files, lists it in incidents.jsonl (once) and publishes it. */
+    private void publish(Instance in, IncidentReport r, PerfettoTrace trace, List<ScatterPlot.Point> flagged, String latencySvg) {
         String base = "incident-" + safe(r.incidentId());
         try {
             Files.writeString(settings.outDir().resolve(base + ".json"), json.writeValueAsString(r));
@@ -644,23 +790,43 @@ public final class IncidentReporter {
             throw new UncheckedIOException("cannot write report " + base + ": " + e.getMessage(), e);
         }
         publisher.incident(r.toIncident(base + ".html"));
-        if (alerted.contains(r.incidentId())) {
-            in.lastAlertNs = r.startUnixNano(); // alerted before a restart: replay its rate-limit effect, do not repeat it
+    }
+
+    /**
+     * The alert of an incident: an outlier run's when it ends, a sustained regression's when it is applied
+     * (with the alerted runs it folded in). Outlier alerts are limited to one per instance per
+     * {@link ReporterSettings#alertIntervalNs} of incident time; a sustained regression's is never held
+     * back, as it is also what tells that the alerts it names were one regression. One alerted before a
+     * restart is not sent again, and its place in the limit is taken back.
+     */
+    private void alert(Instance in, String incidentId, Severity severity, long startNs, long endNs, AnomalyKind kind, FaultType cls,
+                       String summary, List<String> mergedIncidents) {
+        boolean limited = kind == AnomalyKind.OUTLIER;
+        if (alerted.contains(incidentId)) {
+            if (limited) {
+                in.lastAlertNs = Math.max(in.lastAlertNs, startNs);
+            }
             return;
         }
-        if (in.lastAlertNs != Long.MIN_VALUE && r.startUnixNano() - in.lastAlertNs < settings.alertIntervalNs()) {
+        if (limited && in.lastAlertNs != Long.MIN_VALUE && startNs - in.lastAlertNs < settings.alertIntervalNs()) {
             suppressedAlerts++;
             return;
         }
-        in.lastAlertNs = r.startUnixNano();
-        alerted.add(r.incidentId());
+        if (limited) {
+            in.lastAlertNs = Math.max(in.lastAlertNs, startNs);
+        }
+        alerted.add(incidentId);
+        String base = "incident-" + safe(incidentId);
         ObjectNode alert = compact.createObjectNode();
-        alert.put("alert_id", "alert-" + r.incidentId()).put("incident_id", r.incidentId()).put("severity", r.severity().name())
-                .put("instance", r.instance()).put("start_unix_nano", r.startUnixNano()).put("end_unix_nano", r.endUnixNano())
-                .put("kind", r.kind().name()).put("classification", r.classification().name()).put("summary", r.summary())
+        alert.put("alert_id", "alert-" + incidentId).put("incident_id", incidentId).put("severity", severity.name())
+                .put("instance", in.id).put("start_unix_nano", startNs).put("end_unix_nano", endNs)
+                .put("kind", kind.name()).put("classification", cls.name()).put("summary", summary)
                 .put("report_path", settings.outDir().resolve(base + ".html").toString());
+        if (kind == AnomalyKind.SUSTAINED_REGRESSION) {
+            mergedIncidents.forEach(alert.putArray("merged_incidents")::add);
+        }
         try {
-            publisher.alert(r.instance(), r.incidentId(), compact.writeValueAsString(alert));
+            publisher.alert(in.id, incidentId, compact.writeValueAsString(alert));
         } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
             throw new IllegalStateException(e);
         }

@@ -7,32 +7,54 @@ import io.stepline.evaluation.OutlierRuns;
 
 /** Validated settings of the reporter, with documented defaults. */
 public record ReporterSettings(Path outDir, double ttftSloS, double tpotSloS, int maxGapSteps, long maxGapNs, int minSteps,
-                               long alertIntervalNs, long liveCloseDelayMs) {
+                               long alertIntervalNs, int horizonSteps, long idleCloseMs) {
     /** StriaTrace's production SLOs. */
     public static final double DEFAULT_TTFT_SLO_S = 10;
     /** StriaTrace's production SLO for the time per output token. */
     public static final double DEFAULT_TPOT_SLO_S = 0.1;
-    /** At most one alert per instance per minute of incident time; the rest are counted. */
+    /** At most one alert per instance per minute of incident time; the rest are counted. Sustained regressions are not limited. */
     public static final long DEFAULT_ALERT_INTERVAL_NS = 60_000_000_000L;
-    /** Live mode closes an incident this long after its last anomaly arrived (late kernel batches still make it). */
-    public static final long DEFAULT_LIVE_CLOSE_DELAY_MS = 5_000;
+    /**
+     * Judged steps after an outlier run's last step before its incident is written. A sustained regression
+     * folds in the runs that began after its start, and the detector's drift watch dates that start at
+     * most 15 blocks of 100 judged steps (DriftWatch's window, 1,500) before the step that raised it: once
+     * every anomaly through this many steps after a run has been read, no regression can fold the run
+     * any more, whatever the pace the topics were read at.
+     */
+    public static final int DEFAULT_HORIZON_STEPS = 2_000;
+    /**
+     * Wall time without a verdict or anomaly of an instance after which its open and ended incidents are
+     * written without waiting for its steps to move on: an instance that stopped sending steps still gets
+     * them. The only rule of the reporter that depends on the pace of its input; longer than a stage takes
+     * to restart after a crash (3-22 s measured, docs/BENCHMARKS.md), so that a crash does not trigger it.
+     */
+    public static final long DEFAULT_IDLE_CLOSE_MS = 30_000;
 
     public ReporterSettings {
         Objects.requireNonNull(outDir, "outDir");
         if (!(ttftSloS > 0) || !(tpotSloS > 0)) {
             throw new IllegalArgumentException("SLOs must be > 0");
         }
-        if (maxGapSteps < 0 || maxGapNs < 0 || minSteps < 1 || alertIntervalNs < 0 || liveCloseDelayMs < 0) {
+        if (maxGapSteps < 0 || maxGapNs < 0 || minSteps < 1 || alertIntervalNs < 0 || idleCloseMs < 0) {
             throw new IllegalArgumentException("gaps, intervals and delays must be >= 0 and minSteps >= 1");
+        }
+        if (horizonSteps <= maxGapSteps) {
+            throw new IllegalArgumentException("the horizon (" + horizonSteps + " steps) must be longer than the gap within a run (" + maxGapSteps + ")");
         }
     }
 
     public static ReporterSettings defaults(Path outDir) {
         return new ReporterSettings(outDir, DEFAULT_TTFT_SLO_S, DEFAULT_TPOT_SLO_S, OutlierRuns.DEFAULT_MAX_GAP_STEPS,
-                OutlierRuns.DEFAULT_MAX_GAP_NS, OutlierRuns.DEFAULT_MIN_STEPS, DEFAULT_ALERT_INTERVAL_NS, DEFAULT_LIVE_CLOSE_DELAY_MS);
+                OutlierRuns.DEFAULT_MAX_GAP_NS, OutlierRuns.DEFAULT_MIN_STEPS, DEFAULT_ALERT_INTERVAL_NS, DEFAULT_HORIZON_STEPS,
+                DEFAULT_IDLE_CLOSE_MS);
     }
 
     public ReporterSettings withSlos(double ttft, double tpot) {
-        return new ReporterSettings(outDir, ttft, tpot, maxGapSteps, maxGapNs, minSteps, alertIntervalNs, liveCloseDelayMs);
+        return new ReporterSettings(outDir, ttft, tpot, maxGapSteps, maxGapNs, minSteps, alertIntervalNs, horizonSteps, idleCloseMs);
+    }
+
+    /** The same with another horizon (steps after a run before its incident is written; see {@link #DEFAULT_HORIZON_STEPS}). */
+    public ReporterSettings withHorizonSteps(int steps) {
+        return new ReporterSettings(outDir, ttftSloS, tpotSloS, maxGapSteps, maxGapNs, minSteps, alertIntervalNs, steps, idleCloseMs);
     }
 }

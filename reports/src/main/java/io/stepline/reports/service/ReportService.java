@@ -75,6 +75,7 @@ public final class ReportService implements AutoCloseable {
     private final Map<TopicPartition, java.util.ArrayDeque<Held>> held = new HashMap<>();
     private Map<TopicPartition, OffsetAndMetadata> committed = Map.of();
     private boolean holdCommits = true;
+    private ReadThrough readThrough;
     private final java.util.concurrent.atomic.AtomicLong recordsRead = new java.util.concurrent.atomic.AtomicLong();
 
     public ReportService(ReporterSettings settings) {
@@ -83,8 +84,9 @@ public final class ReportService implements AutoCloseable {
 
     /**
      * {@code inputPrefix}: read the detector's topics with this prefix (replays write prefixed topics).
-     * {@code live}: close incidents as the stream moves on; otherwise only on {@link #flush} (batch runs,
-     * which then give the same reports however the topics interleave).
+     * {@code live}: also write the incidents of an instance that has gone quiet (see
+     * {@link IncidentReporter#closeIdle}); otherwise what the steps read through have not settled waits
+     * for {@link #flush} (batch runs). Either way the reports do not depend on how the topics interleave.
      */
     public ReportService(ReporterSettings settings, String groupId, String inputPrefix, boolean live) {
         this.settings = settings;
@@ -175,8 +177,8 @@ public final class ReportService implements AutoCloseable {
                 alerted.add(id);
             }
             Long start = alertStartOf(value);
-            if (key != null && start != null) {
-                lastAlertStart.put(key, start); // offset order: the last one alerted per instance wins
+            if (key != null && start != null && isRateLimited(value)) {
+                lastAlertStart.merge(key, start, Math::max); // the rate limit goes on from the newest incident alerted
             }
         });
         readBack(bootstrapServers, inputPrefix + Topics.INCIDENTS.topicName(), (key, value) -> {
@@ -201,12 +203,14 @@ public final class ReportService implements AutoCloseable {
             cp.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, StreamsApp.SESSION_TIMEOUT_MS);
         }
         consumer = new KafkaConsumer<>(cp, new StringDeserializer(), new ByteArrayDeserializer());
+        readThrough = new ReadThrough(Set.of(inputPrefix + Topics.ANOMALIES.topicName(), inputPrefix + Topics.KERNELS_RETAINED.topicName()));
         consumer.subscribe(List.of(inputPrefix + Topics.ANOMALIES.topicName(), inputPrefix + Topics.KERNELS_RETAINED.topicName(),
                 Topics.REQUESTS.topicName(), Topics.STEPS.topicName(), inputPrefix + Topics.VERDICTS.topicName(),
                 inputPrefix + Topics.ROOFLINES.topicName()), new ConsumerRebalanceListener() {
                     @Override
                     public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
                         partitions.forEach(held::remove);
+                        readThrough.reset();
                     }
 
                     @Override
@@ -244,6 +248,16 @@ public final class ReportService implements AutoCloseable {
             }
         } catch (RuntimeException e) {
             log.warn("could not read earlier records from {}: {}", topic, e.toString());
+        }
+    }
+
+    /** Whether an alert counts for the rate limit: outlier incidents' do (and alerts without a kind, written before sustained regressions were exempt). */
+    static boolean isRateLimited(byte[] value) {
+        try {
+            com.fasterxml.jackson.databind.JsonNode kind = mapper().readTree(value).get("kind");
+            return kind == null || !"SUSTAINED_REGRESSION".equals(kind.asText());
+        } catch (java.io.IOException e) {
+            return false;
         }
     }
 
@@ -286,6 +300,9 @@ public final class ReportService implements AutoCloseable {
                     } catch (RuntimeException e) {
                         log.warn("skipping undecodable record on {}@{}: {}", r.topic(), r.offset(), e.toString());
                     }
+                }
+                for (Map.Entry<String, Long> e : readThrough.poll(consumer).entrySet()) {
+                    reporter.readThrough(e.getKey(), e.getValue());
                 }
                 if (live) {
                     reporter.closeIdle(System.currentTimeMillis());
@@ -380,7 +397,9 @@ public final class ReportService implements AutoCloseable {
         } else if (t.equals(Topics.STEPS.topicName())) {
             reporter.accept(EventSerdes.STEP.decode(r.value()));
         } else if (t.equals(Topics.VERDICTS.topicName())) {
-            reporter.accept(EventSerdes.VERDICT.decode(r.value()));
+            io.stepline.events.StepVerdict v = EventSerdes.VERDICT.decode(r.value());
+            reporter.accept(v);
+            readThrough.verdict(v.getInstanceId(), v.getStepId());
         } else if (t.equals(Topics.ROOFLINES.topicName())) {
             reporter.accept(EventSerdes.ROOFLINE.decode(r.value()));
         }

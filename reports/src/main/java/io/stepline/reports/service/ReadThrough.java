@@ -1,0 +1,94 @@
+package io.stepline.reports.service;
+
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * Tells, per instance, the step through which the reporter has read every anomaly and retained kernel
+ * batch, from the topics themselves rather than from the pace they arrive at.
+ *
+ * <p>The detector commits a step's verdict, its anomalies and the kernel batches its judgement
+ * retained in one transaction, and one stream task writes an instance's records on all three topics.
+ * So once the verdict of step S has been read (read_committed), that transaction is committed, and the
+ * last stable offsets of the anomalies and retained-kernel partitions, asked for afterwards, lie past
+ * its records: a transaction still open before them would be the dead predecessor of the same task,
+ * which also wrote the verdicts partition before S and would have held S back. When the consumer's
+ * positions have reached those offsets, everything the detector wrote up to its verdict of S has been
+ * handed to the reporter. One such snapshot is pending at a time; it costs one ListOffsets request.
+ * "Up to its verdict of S" is taken per step id ({@link StepWatermark}): the detector may judge an
+ * instance's steps a little out of order.
+ *
+ * <p>The one window this cannot see: a dead transaction's abort markers reach the verdicts partition a
+ * moment before the anomalies partition, and the snapshot falls between the two.
+ */
+final class ReadThrough {
+    private final Set<String> topics;
+    /** Per instance, the step up to which its verdicts have been read. */
+    private final Map<String, StepWatermark> verdicts = new HashMap<>();
+    private boolean moved;
+    private Map<String, Long> pendingSteps;
+    private Map<TopicPartition, Long> pendingEnds;
+
+    /** {@code topics}: the anomalies and retained kernels topics whose completeness is tracked. */
+    ReadThrough(Set<String> topics) {
+        this.topics = Set.copyOf(topics);
+    }
+
+    /** A verdict was read and handed to the reporter. */
+    void verdict(String instance, long stepId) {
+        verdicts.computeIfAbsent(instance, k -> new StepWatermark(StepWatermark.DEFAULT_SKIP_AFTER)).add(stepId);
+        moved = true;
+    }
+
+    /**
+     * Called after each poll's records were handed over: the instances (and steps) read through since the
+     * last call, if the pending snapshot has been reached; then a new snapshot if verdicts moved on.
+     */
+    Map<String, Long> poll(Consumer<?, ?> consumer) {
+        Map<String, Long> done = Map.of();
+        if (pendingEnds != null && reached(consumer)) {
+            done = pendingSteps;
+            pendingEnds = null;
+            pendingSteps = null;
+        }
+        if (pendingEnds == null && moved) {
+            // the steps first, then the offsets: the offsets must be asked for after those verdicts were read
+            Map<String, Long> marks = new HashMap<>();
+            verdicts.forEach((instance, w) -> marks.put(instance, w.mark()));
+            pendingSteps = marks;
+            moved = false;
+            pendingEnds = new HashMap<>(consumer.endOffsets(tracked(consumer.assignment())));
+        }
+        return done;
+    }
+
+    /** Partitions were revoked: their positions no longer say anything, start again with the next verdicts. */
+    void reset() {
+        pendingEnds = null;
+        pendingSteps = null;
+        moved = !verdicts.isEmpty();
+    }
+
+    private boolean reached(Consumer<?, ?> consumer) {
+        Set<TopicPartition> assigned = consumer.assignment();
+        for (Map.Entry<TopicPartition, Long> e : pendingEnds.entrySet()) {
+            if (!assigned.contains(e.getKey())) {
+                reset();
+                return false;
+            }
+            if (consumer.position(e.getKey()) < e.getValue()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private Collection<TopicPartition> tracked(Set<TopicPartition> assigned) {
+        return assigned.stream().filter(tp -> topics.contains(tp.topic())).toList();
+    }
+}

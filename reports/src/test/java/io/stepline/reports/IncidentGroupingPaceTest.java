@@ -1,0 +1,230 @@
+package io.stepline.reports;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.stepline.events.Anomaly;
+import io.stepline.events.AnomalyKind;
+import io.stepline.events.Incident;
+import io.stepline.events.Severity;
+import io.stepline.events.StepVerdict;
+import io.stepline.events.Verdict;
+import io.stepline.reports.incident.IncidentReporter;
+import io.stepline.reports.incident.ReporterSettings;
+
+/**
+ * The same detector output read at two paces gives the same incidents, alerts and incidents.jsonl
+ * (issue 16: the report stage's grouping differed between a clean run and one with crashes). One
+ * instance, 6,000 steps 50 ms apart: outlier runs at 1000, 2500, 2700, 4000 and 5800, and a sustained
+ * regression raised at step 3500 that began at step 2400, so it must fold in the runs at 2500 and 2700
+ * however long ago they ended when it is read.
+ */
+class IncidentGroupingPaceTest {
+    static final String INST = "i-1";
+    static final long T0 = 1_767_225_600_000_000_000L;
+    static final long STEP_NS = 50_000_000L;
+    static final int STEPS = 6_000;
+    static final long DRIFT_STEP = 3_500;
+    static final long DRIFT_SINCE_STEP = 2_400;
+
+    @TempDir
+    Path tmp;
+
+    static boolean flagged(long i) {
+        return (i >= 1000 && i < 1006) || (i >= 2500 && i < 2504) || (i >= 2700 && i < 2703) || (i >= 4000 && i < 4002) || i == 5800;
+    }
+
+    static StepVerdict verdict(long i) {
+        long lat = flagged(i) ? 30_000_000L : 10_000_000L;
+        long start = T0 + i * STEP_NS;
+        return StepVerdict.newBuilder().setInstanceId(INST).setStepId(i).setStartUnixNano(start).setEndUnixNano(start + lat).setLatencyNs(lat)
+                .setExpectedNs(10e6).setBoundNs(13e6).setDeviationRatio(lat / 10e6).setVerdict(flagged(i) ? Verdict.OUTLIER : Verdict.NORMAL)
+                .setSeverity(flagged(i) ? Severity.HIGH : Severity.NONE).setModelKind("robust").setModelVersion(3).setProcessedTokens(4).build();
+    }
+
+    /** What the detector wrote with the verdict of step {@code i}, in its order: the outlier, then the regression. */
+    static List<Anomaly> anomalies(long i) {
+        List<Anomaly> out = new ArrayList<>();
+        long start = T0 + i * STEP_NS;
+        if (flagged(i)) {
+            out.add(Anomaly.newBuilder().setAnomalyId(INST + "/" + i).setInstanceId(INST).setKind(AnomalyKind.OUTLIER).setSeverity(Severity.HIGH)
+                    .setStartUnixNano(start).setEndUnixNano(start + 30_000_000L).setStepId(i).setLatencyNs(30_000_000L).setExpectedNs(10e6)
+                    .setBoundNs(13e6).setDeviationRatio(3.0).setModelKind("robust").setModelVersion(3)
+                    .setStep(IncidentReporterTest.step(INST, i, start, 30_000_000L)).build());
+        }
+        if (i == DRIFT_STEP) {
+            out.add(Anomaly.newBuilder().setAnomalyId(INST + "/drift/" + i).setInstanceId(INST).setKind(AnomalyKind.SUSTAINED_REGRESSION)
+                    .setSeverity(Severity.MEDIUM).setStartUnixNano(T0 + DRIFT_SINCE_STEP * STEP_NS).setEndUnixNano(start + 10_000_000L)
+                    .setStepId(i).setDeviationRatio(1.3).setModelKind("robust").setModelVersion(3).setReferenceModelVersion(1L).build());
+        }
+        return out;
+    }
+
+    /** A wall clock the test moves. */
+    static final class WallClock extends java.time.Clock {
+        private long millis = 1_767_225_600_000L;
+
+        void advance(long ms) {
+            millis += ms;
+        }
+
+        @Override
+        public long millis() {
+            return millis;
+        }
+
+        @Override
+        public java.time.Instant instant() {
+            return java.time.Instant.ofEpochMilli(millis);
+        }
+
+        @Override
+        public java.time.ZoneId getZone() {
+            return java.time.ZoneOffset.UTC;
+        }
+
+        @Override
+        public java.time.Clock withZone(java.time.ZoneId zone) {
+            return this;
+        }
+    }
+
+    /** Everything a reporter published, in a form to compare across runs (report paths name the run's directory). */
+    record Output(Map<String, String> incidents, Map<String, String> alerts, List<String> incidentsFile) {}
+
+    private static final class Collect implements IncidentReporter.Publisher {
+        final Map<String, String> incidents = new TreeMap<>();
+        final Map<String, String> alerts = new LinkedHashMap<>();
+
+        @Override
+        public void incident(Incident i) {
+            i.setReportPath("");
+            assertThat(incidents.put(i.getIncidentId().toString(), i.toString())).as("incident %s published twice", i.getIncidentId()).isNull();
+        }
+
+        @Override
+        public void alert(String instance, String incidentId, String json) {
+            try {
+                ObjectNode n = (ObjectNode) new ObjectMapper().readTree(json);
+                n.remove("report_path");
+                assertThat(alerts.put(incidentId, n.toString())).as("alert %s sent twice", incidentId).isNull();
+            } catch (java.io.IOException e) {
+                throw new AssertionError(e);
+            }
+        }
+    }
+
+    private Output output(Path dir, Collect c) throws Exception {
+        List<String> lines = new ArrayList<>();
+        for (String line : Files.readAllLines(dir.resolve("incidents.jsonl"))) {
+            ObjectNode n = (ObjectNode) new ObjectMapper().readTree(line);
+            n.remove("report_path");
+            lines.add(n.toString());
+        }
+        return new Output(c.incidents, c.alerts, lines);
+    }
+
+    /**
+     * Anomalies read as soon as their verdict, the reporter told after every step that it has read
+     * everything up to it, and no wall time passing: the way a reporter keeping up reads the topics.
+     */
+    Output prompt(Path dir) throws Exception {
+        Collect c = new Collect();
+        WallClock clock = new WallClock();
+        IncidentReporter r = new IncidentReporter(ReporterSettings.defaults(dir), c, clock);
+        for (long i = 0; i < STEPS; i++) {
+            r.accept(verdict(i));
+            anomalies(i).forEach(r::accept);
+            r.readThrough(INST, i);
+            r.closeIdle(clock.millis());
+        }
+        r.flush();
+        return output(dir, c);
+    }
+
+    /**
+     * The anomalies a block of 700 steps behind the verdicts and each block's in reverse, what is read
+     * through known only a block at a time, and 10 s of wall time between blocks: the way a reporter behind on one topic, or a slow
+     * machine, reads them. The live reporter before issue 16's fix closed runs 5 s of wall time after they ended, so here a
+     * regression read a block later found the runs it began before already written.
+     */
+    Output lagging(Path dir) throws Exception {
+        Collect c = new Collect();
+        WallClock clock = new WallClock();
+        IncidentReporter r = new IncidentReporter(ReporterSettings.defaults(dir), c, clock);
+        int block = 700;
+        for (long from = 0; from < STEPS + block; from += block) {
+            for (long i = from; i < Math.min(STEPS, from + block); i++) {
+                r.accept(verdict(i));
+            }
+            long behind = from - block;
+            // newest first: steps the detector judged out of order (ingest lets a step wait for its phase spans)
+            for (long i = Math.min(STEPS, behind + block) - 1; i >= Math.max(0, behind); i--) {
+                anomalies(i).forEach(r::accept);
+            }
+            clock.advance(10_000);
+            r.closeIdle(clock.millis());
+            if (behind >= 0) {
+                r.readThrough(INST, Math.min(STEPS, behind + block) - 1);
+            }
+        }
+        r.flush();
+        return output(dir, c);
+    }
+
+    @Test
+    void incidentsAlertsAndTheirListAreTheSameWhateverThePaceTheTopicsAreReadAt() throws Exception {
+        Output prompt = prompt(tmp.resolve("prompt"));
+        Output lagging = lagging(tmp.resolve("lagging"));
+
+        // what the grouping must be: the runs since the regression began are part of it, the others incidents of their own
+        assertThat(prompt.incidents().keySet()).containsExactly("i-1-1000", "i-1-4000", "i-1-5800", "i-1-drift-3500");
+        assertThat(prompt.incidents().get("i-1-drift-3500")).contains("\"num_steps\": 7", "\"first_step_id\": 2500");
+        // runs are alerted when they end, one a minute per instance (2700 comes 10 s after 2500); the regression's alert
+        // names the alerted run it folded in
+        assertThat(prompt.alerts().keySet()).containsExactly("i-1-1000", "i-1-2500", "i-1-drift-3500", "i-1-4000", "i-1-5800");
+        assertThat(prompt.alerts().get("i-1-drift-3500")).contains("\"merged_incidents\":[\"i-1-2500\"]");
+        assertThat(prompt.incidentsFile()).hasSize(4);
+        assertThat(tmp.resolve("prompt").resolve("incident-i-1-2500.html")).content().contains("incident-i-1-drift-3500.html");
+
+        assertThat(lagging.incidents()).isEqualTo(prompt.incidents());
+        assertThat(lagging.alerts()).isEqualTo(prompt.alerts());
+        assertThat(lagging.alerts().keySet()).containsExactlyElementsOf(prompt.alerts().keySet());
+        assertThat(lagging.incidentsFile()).containsExactlyElementsOf(prompt.incidentsFile());
+    }
+
+    @Test
+    void anInstanceThatStopsSendingStepsHasItsIncidentWrittenAfterTheIdleTime() throws Exception {
+        Collect c = new Collect();
+        ReporterSettings settings = ReporterSettings.defaults(tmp);
+        WallClock clock = new WallClock();
+        IncidentReporter r = new IncidentReporter(settings, c, clock);
+        for (long i = 0; i < 1003; i++) { // the instance stops in its first run
+            r.accept(verdict(i));
+            anomalies(i).forEach(r::accept);
+            r.readThrough(INST, i);
+        }
+        clock.advance(settings.idleCloseMs() / 2);
+        r.closeIdle(clock.millis());
+        assertThat(c.incidents).isEmpty();
+        assertThat(r.heldSinceNs(INST)).as("the open run's anomalies are held for a restart").isEqualTo(T0 + 1000 * STEP_NS);
+
+        clock.advance(settings.idleCloseMs() / 2);
+        r.closeIdle(clock.millis());
+        assertThat(c.incidents).containsOnlyKeys("i-1-1000");
+        assertThat(c.incidents.get("i-1-1000")).contains("\"num_steps\": 3");
+        assertThat(c.alerts).containsOnlyKeys("i-1-1000");
+    }
+}
