@@ -212,6 +212,15 @@ class IngestTopologyTest {
     }
 
     @Test
+    void ingestFetchesAndBuffersLittleOfItsInputAtATime() {
+        // seconds of polled OTLP messages on the heap cost young-collection copies (issue 19); ReplayPaceTest shows the pace changes nothing
+        Properties p = IngestConfig.builder().stateDir(state).build().streamsProperties("dummy:9092");
+        assertThat(p.get(org.apache.kafka.streams.StreamsConfig.consumerPrefix(org.apache.kafka.clients.consumer.ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG)))
+                .isEqualTo(1024 * 1024);
+        assertThat(p.get(org.apache.kafka.streams.StreamsConfig.BUFFERED_RECORDS_PER_PARTITION_CONFIG)).isEqualTo(100);
+    }
+
+    @Test
     void formBTakesLatencyFromTheNextConsecutiveStep() {
         Span.Builder span = Span.newBuilder().setTraceId(Otlp.id(16, 1)).setSpanId(Otlp.id(8, 1)).setName("scheduler_steps")
                 .setStartTimeUnixNano(T0).setEndTimeUnixNano(T0 + 1_000_000_000L);
