@@ -37,6 +37,7 @@ import io.stepline.events.RequestEventKind;
 import io.stepline.events.StepRecord;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestTopology;
+import io.stepline.ingest.topology.StepAssembler;
 import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 import io.stepline.schemas.otlp.OtlpJson;
@@ -119,16 +120,16 @@ class IngestTopologyTest {
     @Test
     void aProducerWithoutPhaseSpansHasItsStepsLeaveInOrderWhenItsFirstStepLeaves() {
         // until an instance's first step leaves, its steps wait for phase spans it may never send; when the
-        // first leaves (the reorder window), the ones held since leave with it, before any that comes later
+        // first leaves (its instance's steps have gone the reorder window beyond it), the ones held since leave
+        // with it, before any that comes later
         Resource r = Otlp.resource("vllm-np", "decode", 1);
         in.pipeInput(null, Otlp.traces(r, "s", Otlp.formAStep(0, 1, T0, 9_000_000).subList(0, 1)).toByteArray());
-        run(driver, Duration.ofMillis(500));
+        run(driver, Duration.ofMillis(5_000));
         for (int i = 1; i <= 3; i++) {
             in.pipeInput(null, Otlp.traces(r, "s", Otlp.formAStep(i, 1, T0 + i * 10_000_000L, 9_000_000).subList(0, 1)).toByteArray());
         }
-        assertThat(steps.isEmpty()).as("all held: no step of this instance has left yet").isTrue();
-        run(driver, Duration.ofMillis(750));
-        in.pipeInput(null, Otlp.traces(r, "s", Otlp.formAStep(4, 1, T0 + 40_000_000L, 9_000_000).subList(0, 1)).toByteArray());
+        assertThat(steps.isEmpty()).as("all held: wall-clock time alone lets nothing go while the instance sends").isTrue();
+        in.pipeInput(null, Otlp.traces(r, "s", Otlp.formAStep(4, 1, T0 + 1_100_000_000L, 9_000_000).subList(0, 1)).toByteArray());
         assertThat(steps()).extracting(StepRecord::getStepId).containsExactly(0L, 1L, 2L, 3L, 4L);
     }
 
@@ -173,20 +174,50 @@ class IngestTopologyTest {
     }
 
     @Test
-    void aStepMissingPhasesIsEmittedAfterTheReorderWindowAndOrphansAreDeadLettered() {
+    void aStepMissingPhasesLeavesOnceItsInstancesStepsHaveMovedTheReorderWindowOnAndOrphansAreDeadLettered() {
         List<Span> spans = Otlp.formAStep(8, 1, T0, 9_000_000);
         in.pipeInput(null, Otlp.traces(Otlp.resource("vllm-1", "decode", 1), "s", spans.subList(0, 3)).toByteArray());
         List<Span> orphan = Otlp.formAStep(99, 1, T0, 9_000_000).subList(1, 2);
         in.pipeInput(null, Otlp.traces(Otlp.resource("vllm-1", "decode", 1), "s", orphan).toByteArray());
-        assertThat(steps.isEmpty()).isTrue();
-        run(driver, Duration.ofMillis(1500));
+        in.pipeInput(null, Otlp.traces(Otlp.resource("vllm-1", "decode", 1), "s", Otlp.formAStep(9, 1, T0 + 500_000_000L, 9_000_000)).toByteArray());
+        assertThat(steps()).as("step 9 is complete; step 8 waits: its instance is only 0.5 s further").extracting(StepRecord::getStepId)
+                .containsExactly(9L);
+        in.pipeInput(null, Otlp.traces(Otlp.resource("vllm-1", "decode", 1), "s", Otlp.formAStep(10, 1, T0 + 1_100_000_000L, 9_000_000)).toByteArray());
+        List<StepRecord> out = steps();
+        assertThat(out).as("1.1 s further: step 8 stops waiting, no wall-clock time needed").extracting(StepRecord::getStepId)
+                .containsExactly(10L, 8L);
+        assertThat(out.get(1).getPhases()).hasSize(2);
+        List<DeadLetter> dead = deadLetters();
+        assertThat(dead).extracting(DeadLetter::getReasonCode).containsExactly("ORPHAN_PHASE_SPAN");
+        // they came with another message than the one being read when they were given up: no origin (it was "null--1@-1")
+        assertThat(dead.get(0).getOrigin()).isNull();
+    }
+
+    @Test
+    void whatWaitsForAnInstanceWhoseInputStopsLeavesAfterTheIdleWait() {
+        List<Span> spans = Otlp.formAStep(8, 1, T0, 9_000_000);
+        in.pipeInput(null, Otlp.traces(Otlp.resource("vllm-1", "decode", 1), "s", spans.subList(0, 3)).toByteArray());
+        List<Span> orphan = Otlp.formAStep(99, 1, T0, 9_000_000).subList(1, 2);
+        in.pipeInput(null, Otlp.traces(Otlp.resource("vllm-1", "decode", 1), "s", orphan).toByteArray());
+        run(driver, Duration.ofMillis(StepAssembler.MIN_IDLE_WAIT_MS - 250));
+        assertThat(steps.isEmpty()).as("a pause in the input is not its end").isTrue();
+        run(driver, Duration.ofMillis(500));
         List<StepRecord> out = steps();
         assertThat(out).hasSize(1);
         assertThat(out.get(0).getPhases()).hasSize(2);
         List<DeadLetter> dead = deadLetters();
         assertThat(dead).extracting(DeadLetter::getReasonCode).containsExactly("ORPHAN_PHASE_SPAN");
-        // dead-lettered when the window expired, with no input record at hand: no origin (it was "null--1@-1")
+        // dead-lettered by the punctuator, with no input record at hand: no origin
         assertThat(dead.get(0).getOrigin()).isNull();
+    }
+
+    @Test
+    void ingestFetchesAndBuffersLittleOfItsInputAtATime() {
+        // seconds of polled OTLP messages on the heap cost young-collection copies (issue 19); ReplayPaceTest shows the pace changes nothing
+        Properties p = IngestConfig.builder().stateDir(state).build().streamsProperties("dummy:9092");
+        assertThat(p.get(org.apache.kafka.streams.StreamsConfig.consumerPrefix(org.apache.kafka.clients.consumer.ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG)))
+                .isEqualTo(1024 * 1024);
+        assertThat(p.get(org.apache.kafka.streams.StreamsConfig.BUFFERED_RECORDS_PER_PARTITION_CONFIG)).isEqualTo(100);
     }
 
     @Test

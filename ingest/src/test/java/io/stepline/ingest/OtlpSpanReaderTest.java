@@ -65,7 +65,7 @@ class OtlpSpanReaderTest {
                 traces("vllm-1", 1, seven.subList(1, 5)),            // phases before their step: orphans
                 traces("vllm-1", 1, seven.subList(0, 1)),            // the step, still missing phases: held
                 traces("vllm-1", 1, seven.subList(5, seven.size())), // the rest: the held step completes
-                traces("vllm-1", 2, eight.subList(0, 6)),            // held until the window ends
+                traces("vllm-1", 2, eight.subList(0, 6)),            // held until the input stops
                 traces("vllm-2", 1, List.of(summaries.build())),
                 traces("vllm-1", 1, Otlp.formAStep(99, 1, T0, 9_000_000).subList(2, 3))); // orphan forever
         List<String> out = assertSameAsProtobufJava(messages);
@@ -245,7 +245,8 @@ class OtlpSpanReaderTest {
             }
         }
         state.entries().forEach(e -> out.add("state " + e.getKey() + " " + e.getValue()));
-        assembler.expire(5_000, state, output);
+        // the input stops: the liveness wait gives up what still waits
+        assembler.expire(1_000 + StepAssembler.MIN_IDLE_WAIT_MS, state, output);
         return out;
     }
 

@@ -38,7 +38,7 @@ class AssemblerStateSchemaTest {
 
     private static AssemblerHeldSpans heldStep() {
         return new AssemblerHeldSpans(1_234L, ByteBuffer.wrap(new byte[] {10, 2, 8, 1}), ByteBuffer.wrap(new byte[] {1, 2, 3}),
-                new ArrayList<>(List.of(ByteBuffer.wrap(new byte[] {4, 5}))), new ArrayList<>(List.of("ModelRunner::Forward")));
+                new ArrayList<>(List.of(ByteBuffer.wrap(new byte[] {4, 5}))), new ArrayList<>(List.of("ModelRunner::Forward")), 5_678L);
     }
 
     @Test
@@ -77,5 +77,34 @@ class AssemblerStateSchemaTest {
         AssemblerHeldSummary read = EventSerdes.ASSEMBLER_HELD_SUMMARY.decode(EventSerdes.ASSEMBLER_HELD_SUMMARY.encode(held));
         assertThat(read.getStep()).isEqualTo(step);
         assertThat(read.getArrivalMs()).isEqualTo(99L);
+    }
+
+    /** An old release's state, written with the history's version of {@code type}'s schema from the current record's values. */
+    private static byte[] writtenByVersion1(org.apache.avro.specific.SpecificRecord now) {
+        List<Schema> history = SchemaHistory.olderVersionsOf(now.getSchema().getFullName());
+        assertThat(history).hasSize(1);
+        Schema v1 = history.get(0);
+        GenericRecord old = new GenericData.Record(v1);
+        for (Schema.Field f : v1.getFields()) {
+            old.put(f.name(), now.get(now.getSchema().getField(f.name()).pos()));
+        }
+        try {
+            return new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old).array();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    @Test
+    void stateWrittenBeforeTheAssemblerKeptProgressReadsWithoutIt() {
+        // held spans without wait_from_unix_nano: the assembler sets it at its next look, and they wait a whole window from there
+        AssemblerHeldSpans held = EventSerdes.ASSEMBLER_HELD_SPANS.decode(writtenByVersion1(heldStep()));
+        assertThat(held.getWaitFromUnixNano()).isNull();
+        assertThat(held.getArrivalMs()).isEqualTo(1_234L);
+        assertThat(held.getPhaseNames()).containsExactly("ModelRunner::Forward");
+        io.stepline.events.AssemblerSeenSteps seen = EventSerdes.ASSEMBLER_SEEN_STEPS.decode(
+                writtenByVersion1(new io.stepline.events.AssemblerSeenSteps(41L, ByteBuffer.wrap(new byte[] {1, 2}), 9_999L)));
+        assertThat(seen.getHighest()).isEqualTo(41L);
+        assertThat(seen.getLatestUnixNano()).as("no progress known yet").isZero();
     }
 }

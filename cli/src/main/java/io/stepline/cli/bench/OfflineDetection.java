@@ -103,7 +103,8 @@ public final class OfflineDetection {
 
     /** The steps ingest makes of the files (OTLP/JSON traces or vLLM logs), each instance's in the order ingest emits them. */
     static StepCollector assemble(List<Path> files) throws IOException {
-        StepAssembler assembler = new StepAssembler(0);
+        // run's window: ingest's waits end by each instance's progress, so the steps come out as run's ingest emits them
+        StepAssembler assembler = new StepAssembler(io.stepline.cli.pipeline.Pipeline.REORDER_WINDOW_MS);
         AssemblerState state = AssemblerState.inMemory();
         StateTable<byte[]> logState = StateTable.inMemory();
         StepCollector sink = new StepCollector();

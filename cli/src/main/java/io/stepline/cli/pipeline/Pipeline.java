@@ -37,6 +37,8 @@ import io.stepline.schemas.Topics;
  */
 public final class Pipeline implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Pipeline.class);
+    /** Ingest's reorder window in a run over files, in the instance's own time ({@link io.stepline.ingest.topology.StepAssembler}). */
+    public static final long REORDER_WINDOW_MS = 1000;
     /** Longer than ingest's reorder window, so late-emitted steps are part of "done". */
     static final Duration SETTLE = Duration.ofMillis(2500);
     /**
@@ -68,7 +70,7 @@ public final class Pipeline implements AutoCloseable {
         this.bootstrap = target.bootstrapServers();
         this.outputPrefix = outputPrefix;
         this.ingest = new IngestService(IngestConfig.builder().applicationId(IngestConfig.DEFAULT_APPLICATION_ID + runId)
-                .stateDir(stateDir.resolve("ingest")).reorderWindowMs(1000).listener(target.listener()).build());
+                .stateDir(stateDir.resolve("ingest")).reorderWindowMs(REORDER_WINDOW_MS).listener(target.listener()).build());
         this.detector = new DetectorService(DetectorConfig.builder().applicationId(DetectorConfig.DEFAULT_APPLICATION_ID + runId).model(model)
                 .pendingLimits(live ? DetectorConfig.DEFAULT_PENDING_MAX_AGE_MS : REPLAY_PENDING_MAX_AGE_MS, DetectorConfig.DEFAULT_PENDING_MAX_BYTES)
                 .stateDir(stateDir.resolve("detector")).outputPrefix(outputPrefix).listener(target.listener()).build());

@@ -17,8 +17,8 @@ class SoakProbeTest {
         assertThat(SoakProbe.valueBytes(new byte[17])).isEqualTo(17);
         assertThat(SoakProbe.valueBytes(null)).isZero();
         assertThat(SoakProbe.valueBytes(3)).isEqualTo(Integer.BYTES);
-        // Avro binary: highest 5 as a one-byte varint, the ring's length 512 as two, then the ring
-        assertThat(SoakProbe.valueBytes(new AssemblerSeenSteps(5L, ByteBuffer.allocate(512)))).isEqualTo(1 + 2 + 512);
+        // Avro binary: highest 5 as a one-byte varint, the ring's length 512 as two, then the ring, then the progress 0 as one
+        assertThat(SoakProbe.valueBytes(new AssemblerSeenSteps(5L, ByteBuffer.allocate(512), 0L))).isEqualTo(1 + 2 + 512 + 1);
         assertThatThrownBy(() -> SoakProbe.valueBytes("a string")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("java.lang.String");
     }

@@ -1,6 +1,7 @@
 package io.stepline.ingest.topology;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -45,6 +46,23 @@ public final class AssemblerState {
     final StateTable<AssemblerStepStart> stepStarts;
     final StateTable<Integer> phasesSent;
     final StateTable<AssemblerSeenSteps> seenSteps;
+    /**
+     * Per instance, when (the assembler's clock) its progress last moved, for the liveness wait of
+     * {@link StepAssembler#expire}, and whether it may have anything waiting. Not in a store: a wall
+     * time means nothing to the next run of the task, which starts every instance's idle wait afresh.
+     */
+    private final Map<String, InstanceWait> waits = new HashMap<>();
+
+    /** What {@link #waits} holds of one instance. */
+    static final class InstanceWait {
+        long progressedAtMs;
+        /** True until a look at the instance's waiting state found nothing (so true after a restart). */
+        boolean mayHold = true;
+
+        InstanceWait(long nowMs) {
+            this.progressedAtMs = nowMs;
+        }
+    }
 
     private AssemblerState(StateTable<AssemblerHeldSpans> heldSteps, StateTable<AssemblerHeldSpans> orphanPhases,
                            StateTable<AssemblerHeldSummary> heldSummaries, StateTable<AssemblerStepStart> stepStarts,
@@ -55,6 +73,11 @@ public final class AssemblerState {
         this.stepStarts = stepStarts;
         this.phasesSent = phasesSent;
         this.seenSteps = seenSteps;
+    }
+
+    /** The instance's {@link InstanceWait}, first seen now when it has none (a new instance, or the first look since a restart). */
+    InstanceWait waitOf(String inst, long nowMs) {
+        return waits.computeIfAbsent(inst, k -> new InstanceWait(nowMs));
     }
 
     /** State in sorted maps, for assembling in-process (the evaluation harness) and for tests. */

@@ -26,6 +26,20 @@ public final class IngestConfig {
      */
     public static final long DEFAULT_FORM_B_SUCCESSOR_WAIT_MS = 90_000;
 
+    /**
+     * OTLP messages ingest's consumer fetches per partition and request at most (a soft limit: a
+     * larger message still arrives). Kafka Streams keeps what it polled in its partition queues
+     * (up to {@link #BUFFERED_MESSAGES_PER_PARTITION}, then it pauses the partition); with the
+     * stages' 16 MiB partition fetches, ingest held seconds of OTLP messages (tens of KB each) on
+     * the heap, which the young collections copied again and again before promoting them (issue 19,
+     * docs/BENCHMARKS.md). 1 MiB is a few thousand steps per partition and fetch. Smaller polls
+     * change nothing in what ingest emits: its waits end by each instance's progress, not by the
+     * wall clock ({@link StepAssembler}).
+     */
+    public static final int FETCH_BYTES_PER_PARTITION = 1024 * 1024;
+    /** Polled OTLP messages Kafka Streams buffers per input partition before it pauses fetching from it (its default: 1,000). */
+    public static final int BUFFERED_MESSAGES_PER_PARTITION = 100;
+
     private final String applicationId;
     private final long reorderWindowMs;
     private final long formBSuccessorWaitMs;
@@ -83,6 +97,9 @@ public final class IngestConfig {
         Properties p = io.stepline.kafka.StreamsApp.baseProperties(applicationId, bootstrapServers, stateDir, commitIntervalMs,
                 16L * 1024 * 1024);
         p.put(org.apache.kafka.streams.StreamsConfig.NUM_STREAM_THREADS_CONFIG, threads);
+        p.put(org.apache.kafka.streams.StreamsConfig.consumerPrefix(org.apache.kafka.clients.consumer.ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG),
+                FETCH_BYTES_PER_PARTITION);
+        p.put(org.apache.kafka.streams.StreamsConfig.BUFFERED_RECORDS_PER_PARTITION_CONFIG, BUFFERED_MESSAGES_PER_PARTITION);
         if (memberName != null) {
             io.stepline.kafka.StreamsApp.memberName(p, memberName);
         }

@@ -187,10 +187,12 @@ public final class IngestTopology {
     }
 
     /**
-     * Runs the {@link StepAssembler} on a changelogged store; a wall-clock punctuator expires waiting
-     * state. Both read one {@link RunningClock} over Kafka Streams' wall-clock time, which a test
-     * driver advances (in steps of at most {@link #MAX_COUNTED_GAP_MS}, as a running thread would).
-     * After an {@link EndOfInput} signal the punctuator expires everything that waits.
+     * Runs the {@link StepAssembler} on a changelogged store. What waits for an instance's later
+     * input is given up by that instance's progress as its messages are processed (the same steps
+     * whatever the poll sizes); a wall-clock punctuator gives it up only for an instance whose input
+     * has stopped (liveness). Both read one {@link RunningClock} over Kafka Streams' wall-clock time,
+     * which a test driver advances (in steps of at most {@link #MAX_COUNTED_GAP_MS}, as a running
+     * thread would). After an {@link EndOfInput} signal the punctuator expires everything that waits.
      */
     static final class Assembler implements Processor<String, Routed, String, Routed> {
         private final StepAssembler assembler;
@@ -231,7 +233,15 @@ public final class IngestTopology {
 
                 @Override
                 public void reject(Rejection why, byte[] payload, String instanceId) {
-                    String origin = currentOrigin != null ? currentOrigin : originOf(ctx);
+                    dead(why, payload, instanceId, currentOrigin != null ? currentOrigin : originOf(ctx));
+                }
+
+                @Override
+                public void rejectHeld(Rejection why, byte[] payload, String instanceId) {
+                    dead(why, payload, instanceId, null);
+                }
+
+                private void dead(Rejection why, byte[] payload, String instanceId, String origin) {
                     io.stepline.events.DeadLetter d = why.deadLetter(Topics.OTLP_SPANS.topicName(), origin, null, payload, instanceId);
                     stats.deadLetter(why.code(), instanceId);
                     ctx.forward(new Record<>(DeadLetters.key(d), Routed.of(Routed.Kind.DEAD_LETTER, EventSerdes.DEAD_LETTER.encode(d)), ts()));

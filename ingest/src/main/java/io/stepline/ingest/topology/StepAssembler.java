@@ -37,9 +37,23 @@ import io.stepline.schemas.EventSerdes;
  * for the instance's next step to learn their latency. Step ids must move forward per instance.
  * All state lives in an {@link AssemblerState} (one typed table per kind of thing held) so the
  * Kafka Streams processor can back it by changelogged stores. Held spans stay protobuf bytes until
- * their step leaves and are parsed then, once. Time is the caller's ({@code nowMs} of
- * {@link #accept} and {@link #expire}): one clock for what waits and for its expiry, which the
- * topology takes from Kafka Streams (and a test driver can move).
+ * their step leaves and are parsed then, once.
+ *
+ * <p><b>When waiting ends.</b> A replay must give the same steps every time, so what waits for an
+ * instance's later input is given up by that instance's own progress, never by how fast it is
+ * read: its <em>progress</em> is the latest time of the steps it has sent (a form A step's end, a
+ * form B step's start; {@code latest_unix_nano} of its seen steps). Spans held for phases (or
+ * for their step) leave once the instance's steps have moved the reorder window beyond where they
+ * stood when the message that brought the spans was read, checked after each of its messages; a
+ * form B summary waiting for its successor leaves (without latency) once the steps have moved the
+ * successor wait beyond its own start. Which messages arrive before that point is a matter of
+ * input order only, so Kafka Streams' poll sizes, buffering and the wall clock change nothing
+ * while the instance keeps sending. The one path that depends on pace is liveness: an instance
+ * whose steps stop coming (the engine stopped, its exporter died) would keep its last held steps
+ * for ever, so {@link #expire} gives them up after {@code nowMs} (the caller's clock) has run for
+ * the idle wait ({@link #MIN_IDLE_WAIT_MS}, or the reorder window if longer; the successor wait
+ * for form B) without the instance's progress moving. At the end of a replay the caller ends all
+ * waits at once ({@code expire(Long.MAX_VALUE, ...)}).
  *
  * <p>Form B as the step-tracing fork of vLLM emits it: {@code step.BATCH_SUMMARY} events on spans
  * ({@code scheduler_steps_<seq>}) that it closes every {@code --step-tracing-closure-interval}
@@ -55,8 +69,19 @@ import io.stepline.schemas.EventSerdes;
  * can come: a last event before the range end, a first event after the range start.
  */
 public final class StepAssembler {
-    /** How long a form A step waits for its phase spans (and phase spans for their step). */
+    /**
+     * How far (in the instance's step time) a form A step waits for its phase spans, and phase spans
+     * for their step, from where the instance's steps stood when they arrived.
+     */
     public static final long DEFAULT_REORDER_WINDOW_MS = 2_000;
+    /**
+     * The least wall-clock time an instance's progress must stand still before what it left waiting
+     * for phases is given up (liveness only). Far longer than the reorder window so that it never
+     * decides for an instance that is still sending: the caller's clock counts a stalled thread as at
+     * most a second per observation (RunningClock), so only an input that has stopped, not a busy
+     * machine, reaches it; an SDK exporting every 5 s (OTEL_BSP_SCHEDULE_DELAY) keeps it from firing too.
+     */
+    public static final long MIN_IDLE_WAIT_MS = 10_000;
     /** Duplicate detection remembers this many recent step ids per instance. */
     static final int RECENT_STEPS = 4096;
     /** A step this far behind the highest seen is not reordering but a broken producer. */
@@ -72,6 +97,14 @@ public final class StepAssembler {
         /** A rejected input of a known instance ({@code instanceId} null when the input named none). */
         void reject(Rejection why, byte[] payload, String instanceId);
 
+        /**
+         * A rejected input that waited in the state (orphan phase spans, a held step that cannot be
+         * mapped): it did not come with the message being read, so it names no origin.
+         */
+        default void rejectHeld(Rejection why, byte[] payload, String instanceId) {
+            reject(why, payload, instanceId);
+        }
+
         /** A rejected input that named no instance. */
         default void reject(Rejection why, byte[] payload) {
             reject(why, payload, null);
@@ -80,6 +113,7 @@ public final class StepAssembler {
 
     private final long windowMs;
     private final long successorWaitMs;
+    private final long idleWaitMs;
 
     /** Form B summaries wait {@link IngestConfig#DEFAULT_FORM_B_SUCCESSOR_WAIT_MS} for their successor. */
     public StepAssembler(long windowMs) {
@@ -99,6 +133,7 @@ public final class StepAssembler {
         }
         this.windowMs = windowMs;
         this.successorWaitMs = successorWaitMs;
+        this.idleWaitMs = Math.max(windowMs, MIN_IDLE_WAIT_MS);
     }
 
     public void accept(ResourceSpans rs, long nowMs, AssemblerState state, Output out) {
@@ -157,7 +192,7 @@ public final class StepAssembler {
             List<FragmentSpan> kids = childrenByParent.remove(step.idKey());
             formA(step, kids == null ? new ArrayList<>() : kids, id, seen, orphanKeys, fragment.resource(), nowMs, state, out);
         }
-        seen.save();
+        boolean advanced = seen.save();
         // phase spans whose step was not in this message: attach to a pending step, or wait for it
         for (List<FragmentSpan> phases : childrenByParent.values()) {
             List<Span> spans = FragmentSpan.spans(phases);
@@ -177,11 +212,22 @@ public final class StepAssembler {
                 AssemblerHeldSpans orphans = state.orphanPhases.get(key);
                 if (orphans == null) {
                     orphans = new AssemblerHeldSpans(nowMs, fragment.resource().toByteString().asReadOnlyByteBuffer(), null,
-                            new ArrayList<>(), new ArrayList<>());
+                            new ArrayList<>(), new ArrayList<>(), null);
                 }
                 addPhases(orphans, spans);
                 state.orphanPhases.put(key, orphans);
+                seen.held = true;
             }
+        }
+        AssemblerState.InstanceWait wait = state.waitOf(inst, nowMs);
+        if (advanced) {
+            wait.progressedAtMs = nowMs;
+        }
+        if (seen.held) {
+            wait.mayHold = true;
+        }
+        if (wait.mayHold) {
+            wait.mayHold = releaseByProgress(inst, seen.latest(), state, out);
         }
     }
 
@@ -197,6 +243,7 @@ public final class StepAssembler {
         try {
             record = StepMapper.formA(step, kids, id);
             seen.check(record.getStepId());
+            seen.progress(record.getEndUnixNano());
         } catch (Rejection r) {
             out.reject(r, step.span().toByteArray(), inst);
             return;
@@ -206,9 +253,10 @@ public final class StepAssembler {
             out.step(record);
         } else {
             AssemblerHeldSpans held = new AssemblerHeldSpans(nowMs, resource.toByteString().asReadOnlyByteBuffer(),
-                    step.span().toByteString().asReadOnlyByteBuffer(), new ArrayList<>(), new ArrayList<>());
+                    step.span().toByteString().asReadOnlyByteBuffer(), new ArrayList<>(), new ArrayList<>(), null);
             addPhases(held, FragmentSpan.spans(kids));
             state.heldSteps.put(key, held);
+            seen.held = true;
         }
     }
 
@@ -221,6 +269,7 @@ public final class StepAssembler {
             try {
                 b = StepMapper.formB(e, id);
                 seen.check(b.getStepId());
+                seen.progress(Math.max(b.getStartUnixNano(), b.getEndUnixNano()));
             } catch (Rejection r) {
                 out.reject(r, e.toByteArray(), inst);
                 continue;
@@ -254,6 +303,7 @@ public final class StepAssembler {
         } else {
             // the predecessor may still come, in a span that arrives later: leave it this step's start
             state.stepStarts.put(stepKey(inst, first.getStepId()), new AssemblerStepStart(nowMs, first.getTsStartNs(), first.getStartUnixNano()));
+            seen.held = true;
         }
         for (int k = 0; k + 1 < steps.size(); k++) {
             StepRecord cur = steps.get(k);
@@ -271,6 +321,7 @@ public final class StepAssembler {
             out.step(withoutLatency(last)); // the next step is in this span's window and was not traced
         } else {
             state.heldSummaries.put(stepKey(inst, last.getStepId()), new AssemblerHeldSummary(nowMs, last));
+            seen.held = true;
         }
     }
 
@@ -340,27 +391,53 @@ public final class StepAssembler {
      * <p>One state value per instance ({@link AssemblerSeenSteps}: the highest id and a bit ring over
      * the last RECENT_STEPS ids), here as [highest id][ring]. It is read at the first step of a
      * message and written back once after its last (a message carries dozens of steps), so the state
-     * is current whenever Kafka Streams commits, between messages.
+     * is current whenever Kafka Streams commits, between messages. The same value keeps the
+     * instance's progress (the latest step time), and the message's context: whether it left
+     * anything waiting.
      */
     private static final class SeenSteps {
         private final String inst;
         private final AssemblerState state;
         private ByteBuffer v;
+        private long latest;
         private boolean changed;
+        private boolean advanced;
+        /** Something of this message now waits in the state (held spans, a summary, a start). */
+        boolean held;
 
         SeenSteps(String inst, AssemblerState state) {
             this.inst = inst;
             this.state = state;
         }
 
-        void check(long stepId) {
+        private void load() {
             if (v == null) {
                 AssemblerSeenSteps cur = state.seenSteps.get(inst);
                 v = ByteBuffer.allocate(8 + RECENT_STEPS / 8).putLong(0, cur == null ? -1 : cur.getHighest());
                 if (cur != null) {
                     v.put(8, cur.getRecent(), cur.getRecent().position(), RECENT_STEPS / 8);
                 }
+                latest = cur == null ? 0 : cur.getLatestUnixNano();
             }
+        }
+
+        /** The instance's progress: the latest step time it sent, this message's accepted steps included. */
+        long latest() {
+            load();
+            return latest;
+        }
+
+        /** An accepted step's time moves the instance's progress (never back). */
+        void progress(long unixNano) {
+            load();
+            if (unixNano > latest) {
+                latest = unixNano;
+                advanced = true;
+            }
+        }
+
+        void check(long stepId) {
+            load();
             long max = v.getLong(0);
             if (max >= 0 && stepId < max - MAX_REORDER_STEPS) {
                 throw new Rejection(Rejection.STEP_ID_BACKWARDS, "step id of " + inst + " went backwards: " + stepId + " after " + max);
@@ -383,11 +460,12 @@ public final class StepAssembler {
             changed = true;
         }
 
-        /** Writes the value back when a step of this message was accepted. */
-        void save() {
+        /** Writes the value back when a step of this message was accepted; returns whether the instance's progress moved. */
+        boolean save() {
             if (changed) {
-                state.seenSteps.put(inst, new AssemblerSeenSteps(v.getLong(0), ByteBuffer.wrap(v.array(), 8, RECENT_STEPS / 8).slice()));
+                state.seenSteps.put(inst, new AssemblerSeenSteps(v.getLong(0), ByteBuffer.wrap(v.array(), 8, RECENT_STEPS / 8).slice(), latest));
             }
+            return advanced;
         }
 
         private static boolean bit(ByteBuffer v, long id) {
@@ -404,30 +482,142 @@ public final class StepAssembler {
     }
 
     /**
-     * Emits what waited too long: steps without all their phases and orphan phases (reorder window),
-     * form B summaries without a successor (successor wait), and forgets starts whose predecessor
-     * never came.
+     * Gives up what an instance left waiting once its progress ({@code progressNs}) has moved far
+     * enough: held spans the reorder window beyond where the instance stood when they arrived (set
+     * here, after the message that brought them), form B summaries and starts the successor wait
+     * beyond their own start. Runs after each message of the instance while it has anything waiting.
+     *
+     * @return whether anything of the instance still waits
+     */
+    private boolean releaseByProgress(String inst, long progressNs, AssemblerState state, Output out) {
+        String prefix = inst + "|";
+        long windowNs = nanos(windowMs);
+        long successorNs = nanos(successorWaitMs);
+        boolean waits = false;
+        List<Map.Entry<String, AssemblerHeldSpans>> leaving = new ArrayList<>();
+        for (Map.Entry<String, AssemblerHeldSpans> e : state.heldSteps.withPrefix(prefix)) {
+            AssemblerHeldSpans held = e.getValue();
+            if (held.getWaitFromUnixNano() == null) {
+                held.setWaitFromUnixNano(progressNs);
+                state.heldSteps.put(e.getKey(), held);
+                waits = true;
+            } else if (reached(progressNs, held.getWaitFromUnixNano(), windowNs)) {
+                leaving.add(e);
+            } else {
+                waits = true;
+            }
+        }
+        if (!leaving.isEmpty()) {
+            leave(leaving, prefix, state, out);
+        }
+        for (Map.Entry<String, AssemblerHeldSpans> e : state.orphanPhases.withPrefix(prefix)) {
+            AssemblerHeldSpans orphans = e.getValue();
+            if (orphans.getWaitFromUnixNano() == null) {
+                orphans.setWaitFromUnixNano(progressNs);
+                state.orphanPhases.put(e.getKey(), orphans);
+                waits = true;
+            } else if (reached(progressNs, orphans.getWaitFromUnixNano(), windowNs)) {
+                state.orphanPhases.delete(e.getKey());
+                orphaned(e.getKey(), orphans, out);
+            } else {
+                waits = true;
+            }
+        }
+        for (Map.Entry<String, AssemblerHeldSummary> e : state.heldSummaries.withPrefix(prefix)) {
+            if (reached(progressNs, e.getValue().getStep().getStartUnixNano(), successorNs)) {
+                state.heldSummaries.delete(e.getKey());
+                out.step(withoutLatency(e.getValue().getStep()));
+            } else {
+                waits = true;
+            }
+        }
+        for (Map.Entry<String, AssemblerStepStart> e : state.stepStarts.withPrefix(prefix)) {
+            if (reached(progressNs, e.getValue().getStartUnixNano(), successorNs)) {
+                state.stepStarts.delete(e.getKey()); // its predecessor was not traced, or arrives too late to pair
+            } else {
+                waits = true;
+            }
+        }
+        return waits;
+    }
+
+    /** {@code progressNs} is at least {@code waitNs} past {@code fromNs} (never, where that sum is past a long). */
+    private static boolean reached(long progressNs, long fromNs, long waitNs) {
+        return fromNs <= Long.MAX_VALUE - waitNs && progressNs >= fromNs + waitNs;
+    }
+
+    private static long nanos(long ms) {
+        return ms > Long.MAX_VALUE / 1_000_000L ? Long.MAX_VALUE : ms * 1_000_000L;
+    }
+
+    /**
+     * Liveness, the one path that depends on pace: gives up what waits for an instance whose
+     * progress has not moved for the idle wait of the caller's clock (held spans: the idle wait;
+     * form B summaries and starts: the successor wait). {@code nowMs} {@link Long#MAX_VALUE} ends
+     * every wait: nothing more will come (the end of a replay).
      */
     public void expire(long nowMs, AssemblerState state, Output out) {
+        boolean end = nowMs == Long.MAX_VALUE;
+        List<Map.Entry<String, AssemblerHeldSpans>> leaving = new ArrayList<>();
+        for (Map.Entry<String, AssemblerHeldSpans> e : state.heldSteps.withPrefix("")) {
+            if (end || idle(instanceOf(e.getKey()), nowMs, idleWaitMs, state)) {
+                leaving.add(e);
+            }
+        }
+        if (!leaving.isEmpty()) {
+            leave(leaving, "", state, out);
+        }
+        for (Map.Entry<String, AssemblerHeldSpans> e : state.orphanPhases.withPrefix("")) {
+            if (end || idle(instanceOf(e.getKey()), nowMs, idleWaitMs, state)) {
+                state.orphanPhases.delete(e.getKey());
+                orphaned(e.getKey(), e.getValue(), out);
+            }
+        }
+        for (Map.Entry<String, AssemblerHeldSummary> e : state.heldSummaries.withPrefix("")) {
+            if (end || idle(instanceOf(e.getKey()), nowMs, successorWaitMs, state)) {
+                state.heldSummaries.delete(e.getKey());
+                out.step(withoutLatency(e.getValue().getStep()));
+            }
+        }
+        for (Map.Entry<String, AssemblerStepStart> e : state.stepStarts.withPrefix("")) {
+            if (end || idle(instanceOf(e.getKey()), nowMs, successorWaitMs, state)) {
+                state.stepStarts.delete(e.getKey());
+            }
+        }
+    }
+
+    /** The instance's progress has stood still for {@code waitMs} of the caller's clock (since its state was loaded, after a restart). */
+    private static boolean idle(String inst, long nowMs, long waitMs, AssemblerState state) {
+        return nowMs - state.waitOf(inst, nowMs).progressedAtMs >= waitMs;
+    }
+
+    private static void orphaned(String key, AssemblerHeldSpans orphans, Output out) {
+        out.rejectHeld(new Rejection(Rejection.ORPHAN_PHASE_SPAN, "phase spans whose EngineCore::Step never arrived (" + key + ")"),
+                resourceSpans(orphans).toByteArray(), instanceOf(key));
+    }
+
+    /**
+     * Emits held steps that stop waiting (deleting them), in step order, with the steps of their
+     * instances (under {@code prefix}) that are complete once an instance's first step has left.
+     */
+    private static void leave(List<Map.Entry<String, AssemblerHeldSpans>> leaving, String prefix, AssemblerState state, Output out) {
         // steps leave in step order, not in the order of their keys (span ids): the detector reads them in this order
         List<StepRecord> due = new ArrayList<>();
         Set<String> firstLeft = new HashSet<>();
-        for (Map.Entry<String, AssemblerHeldSpans> e : state.heldSteps.withPrefix("")) {
+        for (Map.Entry<String, AssemblerHeldSpans> e : leaving) {
             AssemblerHeldSpans held = e.getValue();
-            if (nowMs - held.getArrivalMs() >= windowMs) {
-                state.heldSteps.delete(e.getKey());
-                String inst = instanceOf(e.getKey());
-                InstanceIdentity id = null;
-                try {
-                    id = InstanceIdentity.of(resourceOf(held));
-                    due.add(heldStep(held, id));
-                    if (phasesSent(inst, state) < 0) {
-                        firstLeft.add(inst);
-                    }
-                    recordPhases(inst, state, held.getPhases().size());
-                } catch (Rejection r) {
-                    out.reject(r, resourceSpans(held).toByteArray(), id == null ? null : inst);
+            state.heldSteps.delete(e.getKey());
+            String inst = instanceOf(e.getKey());
+            InstanceIdentity id = null;
+            try {
+                id = InstanceIdentity.of(resourceOf(held));
+                due.add(heldStep(held, id));
+                if (phasesSent(inst, state) < 0) {
+                    firstLeft.add(inst);
                 }
+                recordPhases(inst, state, held.getPhases().size());
+            } catch (Rejection r) {
+                out.rejectHeld(r, resourceSpans(held).toByteArray(), id == null ? null : inst);
             }
         }
         if (!firstLeft.isEmpty()) {
@@ -435,7 +625,7 @@ public final class StepAssembler {
             // the ones held since are complete, and leave now with it, in order. Left waiting for their own
             // window, they would leave after steps that arrive later and pass at once (a producer without phase
             // spans: the detector read its first seconds out of order, differently on every replay).
-            for (Map.Entry<String, AssemblerHeldSpans> e : state.heldSteps.withPrefix("")) {
+            for (Map.Entry<String, AssemblerHeldSpans> e : state.heldSteps.withPrefix(prefix)) {
                 String inst = instanceOf(e.getKey());
                 if (!firstLeft.contains(inst)) {
                     continue;
@@ -449,32 +639,13 @@ public final class StepAssembler {
                     }
                 } catch (Rejection r) {
                     state.heldSteps.delete(e.getKey());
-                    out.reject(r, resourceSpans(held).toByteArray(), inst);
+                    out.rejectHeld(r, resourceSpans(held).toByteArray(), inst);
                 }
             }
         }
         due.sort((x, y) -> x.getInstanceId().equals(y.getInstanceId())
                 ? Long.compare(x.getStepId(), y.getStepId()) : x.getInstanceId().compareTo(y.getInstanceId()));
         due.forEach(out::step);
-        for (Map.Entry<String, AssemblerHeldSpans> e : state.orphanPhases.withPrefix("")) {
-            if (nowMs - e.getValue().getArrivalMs() >= windowMs) {
-                state.orphanPhases.delete(e.getKey());
-                String key = e.getKey();
-                out.reject(new Rejection(Rejection.ORPHAN_PHASE_SPAN, "phase spans whose EngineCore::Step never arrived (" + key + ")"),
-                        resourceSpans(e.getValue()).toByteArray(), instanceOf(key));
-            }
-        }
-        for (Map.Entry<String, AssemblerHeldSummary> e : state.heldSummaries.withPrefix("")) {
-            if (nowMs - e.getValue().getArrivalMs() >= successorWaitMs) {
-                state.heldSummaries.delete(e.getKey());
-                out.step(withoutLatency(e.getValue().getStep()));
-            }
-        }
-        for (Map.Entry<String, AssemblerStepStart> e : state.stepStarts.withPrefix("")) {
-            if (nowMs - e.getValue().getArrivalMs() >= successorWaitMs) {
-                state.stepStarts.delete(e.getKey()); // its predecessor was not traced, or arrives too late to pair
-            }
-        }
     }
 
     /** The instance of a state key ({@code instance|...}). */
