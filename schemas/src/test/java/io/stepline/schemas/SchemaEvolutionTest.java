@@ -89,10 +89,7 @@ class SchemaEvolutionTest {
 
     @Test
     void deadLetterWrittenBeforeInstanceIdReadsWithANullInstance() throws IOException {
-        List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.DeadLetter.getClassSchema().getFullName());
-        assertThat(history).hasSize(1);
-        Schema v1 = history.get(0);
-        assertThat(v1.getField("instance_id")).isNull();
+        Schema v1 = onlyOlderVersionWithout(io.stepline.events.DeadLetter.getClassSchema(), "instance_id");
         GenericRecord old = new GenericData.Record(v1);
         old.put("source", "otlp-http");
         old.put("reason_code", "MISSING_ATTRIBUTE");
@@ -106,10 +103,7 @@ class SchemaEvolutionTest {
 
     @Test
     void requestEventWrittenBeforeApiEventsReadsWithoutInferenceTime() throws IOException {
-        List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RequestEvent.getClassSchema().getFullName());
-        assertThat(history).hasSize(1);
-        Schema v1 = history.get(0);
-        assertThat(v1.getField("inference_s")).isNull();
+        Schema v1 = onlyOlderVersionWithout(io.stepline.events.RequestEvent.getClassSchema(), "inference_s");
         assertThat(v1.getField("kind").schema().getEnumSymbols()).doesNotContain("API_ARRIVED");
         GenericRecord old = new GenericData.Record(v1);
         for (Schema.Field f : v1.getFields()) {
@@ -220,10 +214,7 @@ class SchemaEvolutionTest {
 
     @Test
     void rooflineFitWrittenBeforeDriftBlocksKeptTheLevelsRiseReadsWithNone() throws IOException {
-        List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateFit.getClassSchema().getFullName());
-        assertThat(history).hasSize(1);
-        Schema v1 = history.get(0);
-        assertThat(v1.getField("drift_block_level_rise")).isNull();
+        Schema v1 = onlyOlderVersionWithout(io.stepline.events.RooflineStateFit.getClassSchema(), "drift_block_level_rise");
         GenericRecord old = new GenericData.Record(v1);
         old.put("version", 12L);
         old.put("fitted", true);
@@ -249,5 +240,13 @@ class SchemaEvolutionTest {
         assertThat(current.getDriftBlockStartNs()).containsExactly(100L, 200L);
         assertThat(current.getDriftBlockLevelRise()).isEmpty();
         assertThat(current.getDriftReportedAtStep()).as("no regression reported yet").isEqualTo(-1L);
+    }
+
+    /** The one older writer schema of {@code current} in the history, which lacks {@code field}. */
+    private static Schema onlyOlderVersionWithout(Schema current, String field) {
+        List<Schema> history = SchemaHistory.olderVersionsOf(current.getFullName());
+        assertThat(history).hasSize(1);
+        assertThat(history.get(0).getField(field)).isNull();
+        return history.get(0);
     }
 }
