@@ -308,7 +308,7 @@ public final class RobustRoofline implements LatencyDetector {
         if (onset == null) {
             return new Assessment.Drift(alarm.ratio(), alarm.sinceNs(), fit.referenceVersion());
         }
-        return new Assessment.Drift(Math.exp(onset.shiftLog()), Math.min(alarm.sinceNs(), onset.sinceNs()), fit.referenceVersion());
+        return new Assessment.Drift(Math.exp(onset.shiftLog()), onset.sinceNs(), fit.referenceVersion());
     }
 
     /** Refits the cost over every cell's points; true when it fitted. */
