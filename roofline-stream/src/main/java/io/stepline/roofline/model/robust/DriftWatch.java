@@ -56,7 +56,7 @@ public final class DriftWatch {
 
     /**
      * Where a shift standing now shows in the window, against the level's anchor: since the start of the
-     * first block of the trailing run of blocks that ran {@link #ONSET_RATIO} and half the newest block's
+     * block before the trailing run of blocks that ran {@link #ONSET_RATIO} and half the newest block's
      * shift above it, by {@code exp(shiftLog)} (the newest block's).
      */
     public record Onset(long sinceNs, double shiftLog) {}
@@ -183,7 +183,10 @@ public final class DriftWatch {
         while (first > 0 && anchored(first - 1) >= minQ) {
             first--;
         }
-        return new Onset(fullStart.get(first), anchored(last) / QUANTUM);
+        // a block's median stands above half the shift once most of its steps are in it: a shift that began in
+        // the second half of the block before the run left that block below, so the start is that block's
+        // (the earliest it can be: outlier runs between then and the alarm are the shift, seen step by step)
+        return new Onset(fullStart.get(Math.max(0, first - 1)), anchored(last) / QUANTUM);
     }
 
     /** The onset of the shift the last {@link #observe} alarmed on, taken before the window was forgotten. */

@@ -47,17 +47,17 @@ class DriftWatchTest {
         double creep = Math.log(1.045);
         double rise = 0;
         for (int i = 0; i < 3_000; i++) {
-            if (i >= 2_000) {
+            if (i >= 2_070) {
                 rise += (creep + shift - rise) / 150; // the level follows the shift over a few hundred steps
             } else if (i >= 1_000) {
-                rise = creep * (i - 1_000) / 1_000; // and before it crept up 4.5%, as a healthy instance's does
+                rise = Math.min(creep, creep * (i - 1_000) / 1_000); // and before it crept up 4.5%, as a healthy instance's does
             }
-            double residual = (i >= 2_000 ? creep + shift - rise : 0) + rng.nextGaussian() * 0.03;
+            double residual = (i >= 2_070 ? creep + shift - rise : 0) + rng.nextGaussian() * 0.03;
             assertThat(w.observe(residual, i * STEP_NS, true, rise)).isNull();
         }
         DriftWatch.Onset onset = w.onset();
         assertThat(onset).isNotNull();
-        assertThat(onset.sinceNs()).as("the block the shift began in: not the creep before it, though its last blocks' residuals are near zero")
+        assertThat(onset.sinceNs()).as("the block the shift began in (at 2,070): not the creep before it, though its last blocks' residuals are near zero")
                 .isEqualTo(2_000 * STEP_NS);
         assertThat(Math.exp(onset.shiftLog())).isBetween(1.23 * 1.045, 1.27 * 1.045);
         assertThat(w.alarmOnset()).as("no alarm").isNull();
@@ -69,10 +69,10 @@ class DriftWatchTest {
         DriftWatch.Alarm alarm = null;
         int i = 0;
         for (; alarm == null; i++) {
-            alarm = w.observe(i >= 1_000 ? Math.log(1.2) : 0, i * STEP_NS, true, i >= 1_000 ? Math.log(1.1) : 0);
+            alarm = w.observe(i >= 1_070 ? Math.log(1.2) : 0, i * STEP_NS, true, i >= 1_070 ? Math.log(1.1) : 0);
         }
         assertThat(alarm.ratio()).as("the residual, what the level has not followed").isCloseTo(1.2, org.assertj.core.data.Offset.offset(0.01));
-        assertThat(w.alarmOnset().sinceNs()).isEqualTo(1_000 * STEP_NS);
+        assertThat(w.alarmOnset().sinceNs()).as("the block it began in (at 1,070)").isEqualTo(1_000 * STEP_NS);
         assertThat(Math.exp(w.alarmOnset().shiftLog())).as("against the anchor").isCloseTo(1.32, org.assertj.core.data.Offset.offset(0.01));
         assertThat(w.onset()).as("the window was forgotten").isNull();
         w.observe(0, i * STEP_NS, true, 0);
