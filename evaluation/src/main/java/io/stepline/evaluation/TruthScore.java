@@ -120,9 +120,11 @@ public final class TruthScore {
             boolean found = flaggedFaults.contains(e.getFaultId());
             if (e.getSustained()) {
                 s.sustainedEpisodes++;
+                // raised while the regression stood: the alarm (the incident's end) inside the episode; the start it
+                // names is the block before the first one the shift lifted, so up to a block before the episode's
                 boolean drift = incidents.stream().anyMatch(i -> i.getKind() == AnomalyKind.SUSTAINED_REGRESSION
                         && i.getInstanceId().equals(e.getInstanceId())
-                        && i.getStartUnixNano() >= e.getStartUnixNano() && i.getStartUnixNano() <= e.getEndUnixNano());
+                        && i.getEndUnixNano() >= e.getStartUnixNano() && i.getEndUnixNano() <= e.getEndUnixNano());
                 if (drift) {
                     s.sustainedFound++;
                 }

@@ -67,6 +67,29 @@ class TruthScoreTest {
         assertThat(s.incidentsByClass).containsEntry(FaultType.HOST_STALL, 1).containsEntry(FaultType.UNKNOWN, 1);
     }
 
+    @Test
+    void aSustainedRegressionCountsWhenItsAlarmIsRaisedWhileTheRegressionStands() {
+        List<StepVerdict> verdicts = new ArrayList<>();
+        List<StepLabel> labels = new ArrayList<>();
+        for (long s = 0; s < 1000; s++) {
+            verdicts.add(verdict(s, Verdict.NORMAL));
+            labels.add(label(s, s >= 400 ? "d" : null, s >= 400 ? 1.2 : 1.0));
+        }
+        List<FaultEpisode> episodes = List.of(FaultEpisode.newBuilder().setFaultId("d").setFaultType(FaultType.KERNEL_REGRESSION)
+                .setInstanceId("i").setStartUnixNano(4000 * MS).setEndUnixNano(10_000 * MS).setMagnitude(1.2).setSustained(true).build());
+        // named from a block before the regression began (the earliest the drift watch can tell), raised inside it
+        Incident raisedInside = drift(3900, 6000);
+        Incident raisedBefore = drift(2000, 3990);
+        assertThat(TruthScore.score(verdicts, labels, episodes, List.of(raisedInside)).sustainedFound).isEqualTo(1);
+        assertThat(TruthScore.score(verdicts, labels, episodes, List.of(raisedBefore)).sustainedFound).isZero();
+    }
+
+    private static Incident drift(long startMs, long alarmMs) {
+        return Incident.newBuilder().setIncidentId("i-drift-" + alarmMs / 10).setInstanceId("i").setKind(AnomalyKind.SUSTAINED_REGRESSION)
+                .setSeverity(Severity.HIGH).setClassification(FaultType.UNKNOWN).setFirstStepId(startMs / 10).setLastStepId(alarmMs / 10)
+                .setNumSteps(0).setStartUnixNano(startMs * MS).setEndUnixNano(alarmMs * MS).setMaxDeviationRatio(1.2).setSummary("s").build();
+    }
+
     private static Incident incident(long first, long last, long startMs, long endMs, FaultType cls) {
         return Incident.newBuilder().setIncidentId("i-" + first).setInstanceId("i").setKind(AnomalyKind.OUTLIER)
                 .setSeverity(Severity.HIGH).setClassification(cls).setFirstStepId(first).setLastStepId(last)
