@@ -21,6 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import io.stepline.events.Anomaly;
 import io.stepline.events.AnomalyKind;
+import io.stepline.events.FaultType;
 import io.stepline.events.Incident;
 import io.stepline.events.InstanceRole;
 import io.stepline.events.KernelBatch;
@@ -350,6 +351,39 @@ class IncidentReporterTest {
         r.readThrough("i-1", 205 + ReporterSettings.DEFAULT_HORIZON_STEPS);
         // written, and a horizon past its steps: no regression can count them any more, nothing held
         assertThat(r.heldSinceNs("i-1")).isEqualTo(Long.MAX_VALUE);
+    }
+
+    @Test
+    void anIncidentIsWrittenWithTheEvidenceItsAlertHadThoughTheBaselineMovedOnBeforeTheHorizon() {
+        Collect c = new Collect();
+        IncidentReporter r = new IncidentReporter(ReporterSettings.defaults(out), c);
+        long t0 = 1_767_225_600_000_000_000L;
+        long step = 10_000_000L;
+        for (long i = 0; i < 2_600; i++) {
+            long start = t0 + i * step;
+            boolean bad = i >= 300 && i < 310;
+            long lat = bad ? 30_000_000L : 10_000_000L;
+            StepRecord s = step("i-1", i, start, lat);
+            r.accept(s);
+            // the kernel the instance always ran; during the incident a mis-built one in its place
+            String kernel = bad ? "_ZN5flash15flash_fwd_kernelILi128ELi32EEEvv" : "_ZN5flash15flash_fwd_kernelILi128ELi64EEEvv";
+            KernelBatch kb = new KernelBatch("i-1", 0, i, List.of(new KernelRecord(kernel, KernelKind.KERNEL, 7, start + 1_000_000L,
+                    start + (bad ? 25_000_000L : 8_000_000L), (Long) null)));
+            r.accept(new RetainedKernelBatch(kb, !bad, bad ? Verdict.OUTLIER : Verdict.NORMAL, bad ? 3.0 : 1.0, 100L));
+            if (bad) {
+                r.accept(Anomaly.newBuilder().setAnomalyId("i-1/" + i).setInstanceId("i-1").setKind(AnomalyKind.OUTLIER)
+                        .setSeverity(Severity.HIGH).setStartUnixNano(start).setEndUnixNano(start + lat).setStepId(i).setLatencyNs(lat)
+                        .setExpectedNs(10e6).setBoundNs(13e6).setDeviationRatio(3.0).setModelKind("robust").setModelVersion(3).setStep(s).build());
+            }
+            if (i == 320) {
+                r.readThrough("i-1", i); // the run is over: alerted with the baseline of the steps before it
+            }
+        }
+        // read ahead by more than the baseline keeps (256 batches) before the horizon: only batches after the incident are left
+        r.readThrough("i-1", 2_599);
+        assertThat(c.alerts.get("i-1-300")).contains("KERNEL_REGRESSION");
+        assertThat(c.incidents).filteredOn(i -> i.getIncidentId().equals("i-1-300")).singleElement()
+                .extracting(Incident::getClassification).isEqualTo(FaultType.KERNEL_REGRESSION);
     }
 
     @Test

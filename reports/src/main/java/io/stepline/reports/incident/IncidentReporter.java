@@ -164,6 +164,12 @@ public final class IncidentReporter {
         int pendingCount;
         /** Runs that have ended (and were alerted) whose incident waits for the horizon: a sustained regression may still fold them in. */
         final List<OutlierRuns.Run> ended = new ArrayList<>();
+        /**
+         * The evidence each ended run was alerted with, by its first step: its incident is written with the same,
+         * though the kernel baseline (the newest {@link #MAX_BASELINE_BATCHES} batches) may have moved past the run
+         * by the horizon, 2,000 steps on, and would leave its triage nothing from before it to compare with.
+         */
+        final Map<Long, Evidence> alertedEvidence = new HashMap<>();
         /** Every anomaly of the steps up to this one has been read (-1: none known yet). */
         long readThrough = -1;
         /** When a verdict or anomaly of the instance was last read (wall clock, for {@link #closeIdle} only). */
@@ -410,6 +416,7 @@ public final class IncidentReporter {
             Timeline.ended(c, run.endNs);
         }
         Evidence e = evidence(in, run);
+        in.alertedEvidence.put(run.firstStep, e);
         alert(in, in.id + "-" + run.firstStep, e.worst(), run.startNs, run.endNs, AnomalyKind.OUTLIER, e.triage().classification(),
                 e.triage().summary(), List.of());
     }
@@ -561,7 +568,10 @@ public final class IncidentReporter {
     }
 
     private void finish(Instance in, OutlierRuns.Run run) {
-        Evidence e = evidence(in, run);
+        Evidence e = in.alertedEvidence.remove(run.firstStep);
+        if (e == null) {
+            e = evidence(in, run);
+        }
         List<Anomaly> as = e.anomalies();
         List<KernelBatch> kernels = e.kernels();
         Triage t = e.triage();
@@ -627,6 +637,7 @@ public final class IncidentReporter {
                     writeMergedPage(runId, driftId);
                 }
                 dropCapture(in, run.firstStep);
+                in.alertedEvidence.remove(run.firstStep);
                 absorbedRuns++;
                 firstStep = Math.min(firstStep, run.firstStep);
                 in.ended.remove(i--);
