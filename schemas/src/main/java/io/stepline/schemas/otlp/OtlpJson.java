@@ -31,6 +31,14 @@ import io.opentelemetry.proto.trace.v1.TracesData;
  * it: lowerCamelCase keys, trace and span ids as hex (not base64), 64-bit integers (times,
  * {@code intValue}) as decimal strings, enums as integers. Protobuf's own JsonFormat differs on
  * ids, so both directions are done here, on the trace messages only.
+ *
+ * <p>Reading takes what producers other than the Collector write too, as the proto3 JSON mapping
+ * allows its parsers: the proto field names ({@code resource_spans}, {@code start_time_unix_nano},
+ * {@code int_value}) beside lowerCamelCase, integers as numbers or strings, enums by name
+ * ({@code SPAN_KIND_INTERNAL}) or number, and ids in base64 (protobuf's JsonFormat, Python's
+ * {@code MessageToJson}) beside hex: an id's length tells the two apart (16 bytes are 32 hex digits
+ * or 24 base64 characters). Collectors before OTLP 0.15 wrote {@code instrumentationLibrarySpans};
+ * those are read as scope spans.
  */
 public final class OtlpJson {
     private static final JsonFactory FACTORY = new JsonFactory();
@@ -190,10 +198,7 @@ public final class OtlpJson {
             throw new IllegalArgumentException("OTLP/JSON must be an object with resourceSpans");
         }
         TracesData.Builder out = TracesData.newBuilder();
-        JsonNode rss = root.get("resourceSpans");
-        if (rss == null) {
-            rss = root.get("resource_spans");
-        }
+        JsonNode rss = field(root, "resourceSpans", "resource_spans");
         if (rss == null || !rss.isArray()) {
             throw new IllegalArgumentException("missing resourceSpans array");
         }
@@ -206,10 +211,15 @@ public final class OtlpJson {
                 Resource.Builder resB = rb.getResourceBuilder();
                 readAttributes(res.get("attributes"), path + ".resource", resB::addAttributes);
             }
-            if (rs.hasNonNull("schemaUrl")) {
-                rb.setSchemaUrl(rs.get("schemaUrl").asText());
+            JsonNode schemaUrl = field(rs, "schemaUrl", "schema_url");
+            if (schemaUrl != null && !schemaUrl.isNull()) {
+                rb.setSchemaUrl(schemaUrl.asText());
             }
-            JsonNode sss = rs.get("scopeSpans");
+            JsonNode sss = field(rs, "scopeSpans", "scope_spans");
+            boolean library = sss == null;
+            if (library) {
+                sss = field(rs, "instrumentationLibrarySpans", "instrumentation_library_spans");
+            }
             if (sss == null) {
                 continue;
             }
@@ -218,7 +228,7 @@ public final class OtlpJson {
             for (JsonNode ss : sss) {
                 String sp = path + ".scopeSpans[" + j++ + "]";
                 ScopeSpans.Builder sb = rb.addScopeSpansBuilder();
-                JsonNode scope = ss.get("scope");
+                JsonNode scope = library ? field(ss, "instrumentationLibrary", "instrumentation_library") : ss.get("scope");
                 if (scope != null) {
                     InstrumentationScope.Builder scb = sb.getScopeBuilder();
                     if (scope.hasNonNull("name")) {
@@ -244,17 +254,18 @@ public final class OtlpJson {
 
     private static Span readSpan(JsonNode s, String path) {
         Span.Builder b = Span.newBuilder();
-        b.setTraceId(id(s.get("traceId"), 16, path + ".traceId"));
-        b.setSpanId(id(s.get("spanId"), 8, path + ".spanId"));
-        if (s.hasNonNull("parentSpanId") && !s.get("parentSpanId").asText().isEmpty()) {
-            b.setParentSpanId(id(s.get("parentSpanId"), 8, path + ".parentSpanId"));
+        b.setTraceId(id(field(s, "traceId", "trace_id"), 16, path + ".traceId"));
+        b.setSpanId(id(field(s, "spanId", "span_id"), 8, path + ".spanId"));
+        JsonNode parent = field(s, "parentSpanId", "parent_span_id");
+        if (parent != null && !parent.isNull() && !parent.asText().isEmpty()) {
+            b.setParentSpanId(id(parent, 8, path + ".parentSpanId"));
         }
         b.setName(text(s.get("name"), path + ".name"));
         if (s.hasNonNull("kind")) {
-            b.setKindValue(s.get("kind").asInt());
+            b.setKindValue(enumValue(s.get("kind"), "SPAN_KIND_", Span.SpanKind::valueOf));
         }
-        b.setStartTimeUnixNano(uint64(s.get("startTimeUnixNano"), path + ".startTimeUnixNano"));
-        b.setEndTimeUnixNano(uint64(s.get("endTimeUnixNano"), path + ".endTimeUnixNano"));
+        b.setStartTimeUnixNano(uint64(field(s, "startTimeUnixNano", "start_time_unix_nano"), path + ".startTimeUnixNano"));
+        b.setEndTimeUnixNano(uint64(field(s, "endTimeUnixNano", "end_time_unix_nano"), path + ".endTimeUnixNano"));
         readAttributes(s.get("attributes"), path, b::addAttributes);
         JsonNode events = s.get("events");
         if (events != null) {
@@ -264,13 +275,14 @@ public final class OtlpJson {
                 String ep = path + ".events[" + i++ + "]";
                 Span.Event.Builder eb = b.addEventsBuilder();
                 eb.setName(text(e.get("name"), ep + ".name"));
-                eb.setTimeUnixNano(e.hasNonNull("timeUnixNano") ? uint64(e.get("timeUnixNano"), ep + ".timeUnixNano") : 0);
+                JsonNode time = field(e, "timeUnixNano", "time_unix_nano");
+                eb.setTimeUnixNano(time != null && !time.isNull() ? uint64(time, ep + ".timeUnixNano") : 0);
                 readAttributes(e.get("attributes"), ep, eb::addAttributes);
             }
         }
         JsonNode st = s.get("status");
         if (st != null && st.hasNonNull("code")) {
-            b.setStatus(Status.newBuilder().setCodeValue(st.get("code").asInt()));
+            b.setStatus(Status.newBuilder().setCodeValue(enumValue(st.get("code"), "STATUS_CODE_", Status.StatusCode::valueOf)));
         }
         return b.build();
     }
@@ -294,22 +306,22 @@ public final class OtlpJson {
         Map.Entry<String, JsonNode> e = v.fields().next();
         JsonNode x = e.getValue();
         return switch (e.getKey()) {
-            case "stringValue" -> AnyValue.newBuilder().setStringValue(x.asText()).build();
-            case "boolValue" -> {
+            case "stringValue", "string_value" -> AnyValue.newBuilder().setStringValue(x.asText()).build();
+            case "boolValue", "bool_value" -> {
                 if (!x.isBoolean()) {
                     throw new IllegalArgumentException(path + ".boolValue: expected true or false");
                 }
                 yield AnyValue.newBuilder().setBoolValue(x.asBoolean()).build();
             }
-            case "intValue" -> AnyValue.newBuilder().setIntValue(int64(x, path + ".intValue")).build();
-            case "doubleValue" -> {
+            case "intValue", "int_value" -> AnyValue.newBuilder().setIntValue(int64(x, path + ".intValue")).build();
+            case "doubleValue", "double_value" -> {
                 if (!x.isNumber() && !(x.isTextual() && isDoubleText(x.asText()))) {
                     throw new IllegalArgumentException(path + ".doubleValue: expected a number, got " + x);
                 }
                 yield AnyValue.newBuilder().setDoubleValue(x.isNumber() ? x.asDouble() : Double.parseDouble(x.asText())).build();
             }
-            case "bytesValue" -> AnyValue.newBuilder().setBytesValue(ByteString.copyFrom(Base64.getDecoder().decode(x.asText()))).build();
-            case "arrayValue" -> {
+            case "bytesValue", "bytes_value" -> AnyValue.newBuilder().setBytesValue(base64(x, path + ".bytesValue")).build();
+            case "arrayValue", "array_value" -> {
                 ArrayValue.Builder ab = ArrayValue.newBuilder();
                 JsonNode values = x.get("values");
                 if (values != null) {
@@ -320,7 +332,7 @@ public final class OtlpJson {
                 }
                 yield AnyValue.newBuilder().setArrayValue(ab).build();
             }
-            case "kvlistValue" -> {
+            case "kvlistValue", "kvlist_value" -> {
                 KeyValueList.Builder kb = KeyValueList.newBuilder();
                 readAttributesNamed(x.get("values"), path + ".kvlistValue", kb::addValues);
                 yield AnyValue.newBuilder().setKvlistValue(kb).build();
@@ -393,15 +405,74 @@ public final class OtlpJson {
         throw new IllegalArgumentException(path + ": expected an unsigned integer, got " + n);
     }
 
+    /** An id of {@code bytes} bytes: hex (OTLP/JSON), or base64 (protobuf's JSON mapping), told apart by length. */
     private static ByteString id(JsonNode n, int bytes, String path) {
         String s = text(n, path);
-        if (s.length() != bytes * 2) {
-            throw new IllegalArgumentException(path + ": expected " + (bytes * 2) + " hex digits, got '" + s + "'");
+        if (s.length() == bytes * 2) {
+            try {
+                return ByteString.copyFrom(HEX.parseHex(s));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(path + ": not hex: '" + s + "'");
+            }
         }
+        if (s.length() == base64Length(bytes) || s.length() == base64Length(bytes) - padding(bytes)) {
+            byte[] decoded = decodeBase64(s);
+            if (decoded != null && decoded.length == bytes) {
+                return ByteString.copyFrom(decoded);
+            }
+        }
+        throw new IllegalArgumentException(path + ": expected " + (bytes * 2) + " hex digits (or " + bytes + " bytes in base64), got '" + s + "'");
+    }
+
+    private static int base64Length(int bytes) {
+        return (bytes + 2) / 3 * 4;
+    }
+
+    private static int padding(int bytes) {
+        return (3 - bytes % 3) % 3;
+    }
+
+    /** Standard or URL-safe base64, padded or not; null when it is neither. */
+    private static byte[] decodeBase64(String s) {
         try {
-            return ByteString.copyFrom(HEX.parseHex(s));
+            return s.indexOf('-') >= 0 || s.indexOf('_') >= 0 ? Base64.getUrlDecoder().decode(s) : Base64.getDecoder().decode(s);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(path + ": not hex: '" + s + "'");
+            return null;
         }
+    }
+
+    private static ByteString base64(JsonNode n, String path) {
+        byte[] b = n.isTextual() ? decodeBase64(n.asText()) : null;
+        if (b == null) {
+            throw new IllegalArgumentException(path + ": expected base64, got " + n);
+        }
+        return ByteString.copyFrom(b);
+    }
+
+    /** A field under its lowerCamelCase name, else under its proto name (null when neither is there). */
+    private static JsonNode field(JsonNode n, String camel, String proto) {
+        JsonNode v = n.get(camel);
+        return v != null ? v : n.get(proto);
+    }
+
+    /**
+     * An enum given by number or by name, with or without its prefix ({@code SPAN_KIND_INTERNAL}, {@code INTERNAL}).
+     * Stepline reads neither a span's kind nor its status, so a name it does not know is read as unspecified (0)
+     * rather than costing the whole message.
+     */
+    private static <E extends com.google.protobuf.ProtocolMessageEnum> int enumValue(JsonNode n, String prefix,
+            java.util.function.Function<String, E> byName) {
+        if (n.isIntegralNumber()) {
+            return n.intValue();
+        }
+        if (n.isTextual()) {
+            String name = n.asText();
+            try {
+                return byName.apply(name.startsWith(prefix) ? name : prefix + name).getNumber();
+            } catch (IllegalArgumentException e) {
+                return 0;
+            }
+        }
+        return 0;
     }
 }
