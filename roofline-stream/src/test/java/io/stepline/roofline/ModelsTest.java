@@ -157,6 +157,35 @@ class ModelsTest {
     }
 
     @Test
+    void workFirstSeenDuringAnEpisodeIsLearnedOnceTheEpisodeEnds() {
+        SplittableRandom rng = new SplittableRandom(31);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        long id = 0;
+        for (; id < 1_500; id++) { // heavy load only: 96-160 decode requests
+            m.assess(Steps.decodeStep(rng, "i", id, id * STEP_NS, 96 + rng.nextInt(65), 1.0));
+        }
+        for (int i = 0; i < 200; i++, id++) { // a 1.6x throttle at that load: an episode under way
+            m.assess(Steps.decodeStep(rng, "i", id, id * STEP_NS, 96 + rng.nextInt(65), 1.6));
+        }
+        for (int i = 0; i < 100; i++, id++) { // still throttled, the load falls to batches the model never saw
+            m.assess(Steps.decodeStep(rng, "i", id, id * STEP_NS, 1 + rng.nextInt(24), 1.6));
+        }
+        for (int i = 0; i < 1_500; i++, id++) { // healthy at the new light load: its cells must learn it
+            m.assess(Steps.decodeStep(rng, "i", id, id * STEP_NS, 1 + rng.nextInt(24), 1.0));
+        }
+        long extrapolatedBefore = m.extrapolatedSteps();
+        int flagged = 0;
+        for (int i = 0; i < 500; i++, id++) {
+            flagged += m.assess(Steps.decodeStep(rng, "i", id, id * STEP_NS, 1 + rng.nextInt(24), 1.0)).verdict() == Verdict.OUTLIER ? 1 : 0;
+        }
+        assertThat(m.extrapolatedSteps() - extrapolatedBefore).as("light-load steps still judged as extrapolations").isLessThan(50);
+        assertThat(flagged).as("healthy light-load steps flagged").isLessThan(3);
+        Assessment slow = m.assess(Steps.decodeStep(rng, "i", id, id * STEP_NS, 12, 1.6));
+        assertThat(slow.verdict()).isEqualTo(Verdict.OUTLIER);
+        assertThat(slow.boundNs() / slow.expectedNs()).as("a known cell's bound").isLessThanOrEqualTo(RobustRoofline.Settings.DEFAULT_MAX_BOUND_RATIO + 1e-9);
+    }
+
+    @Test
     void faultEpisodesDoNotDragTheModelUp() {
         SplittableRandom rng = new SplittableRandom(3);
         RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());

@@ -160,7 +160,7 @@ class SchemaEvolutionTest {
     @Test
     void rooflineHeaderWrittenBeforeTheBatchLevelIsReadWithAnEmptyOne() throws IOException {
         List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName());
-        assertThat(history).hasSize(2);
+        assertThat(history).hasSize(3);
         Schema v1 = history.get(0);
         assertThat(v1.getField("batch_level")).isNull();
         assertThat(history.get(1).getField("latch_closed")).isNotNull();
@@ -181,6 +181,35 @@ class SchemaEvolutionTest {
         assertThat(current.getStepsSeen()).isEqualTo(512L);
         assertThat(current.getLevel()).isEqualTo(1.07);
         assertThat(current.getBatchLevel()).isEmpty();
+    }
+
+    @Test
+    void rooflineHeaderWrittenBeforeItCountedStepsSinceAKnownCellReadsAsAKnownCellJustSeen() throws IOException {
+        Schema v3 = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName()).get(2);
+        assertThat(v3.getField("latch_surge")).isNotNull();
+        assertThat(v3.getField("steps_since_known")).isNull();
+        GenericRecord old = new GenericData.Record(v3);
+        for (Schema.Field f : v3.getFields()) {
+            if (f.hasDefaultValue()) {
+                old.put(f.name(), GenericData.get().getDefaultValue(f));
+            }
+        }
+        old.put("steps_seen", 12_000L);
+        old.put("steps_since_refit", 9);
+        old.put("extrapolated_steps", 40L);
+        old.put("beyond_steps", 2L);
+        old.put("elevated_share", 0.6);
+        old.put("level", 1.1);
+        old.put("drift_current", java.nio.ByteBuffer.wrap(new byte[] {4}));
+        old.put("drift_current_tail_mask", java.nio.ByteBuffer.wrap(new byte[] {0}));
+        old.put("drift_current_start_ns", 7L);
+        old.put("latch_surge", true);
+        byte[] bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v3).encode(old).array();
+
+        io.stepline.events.RooflineStateHeader current = EventSerdes.ROOFLINE_STATE_HEADER.decode(bytes);
+        assertThat(current.getElevatedShare()).isEqualTo(0.6);
+        assertThat(current.getLatchSurge()).isTrue();
+        assertThat(current.getStepsSinceKnown()).isZero();
     }
 
     @Test

@@ -122,6 +122,16 @@ public final class RobustRoofline implements LatencyDetector {
     /** Above this share of elevated steps an episode is under way: new cells and the tail do not learn. */
     static final double MAX_CALM_ELEVATED_SHARE = 0.3;
     /**
+     * After this many judged steps in a row outside the cells the model knows, the instance has moved to new
+     * work, and the elevated share goes by those extrapolated steps too. Counted in known cells only, the share
+     * stood still when an episode drove the load into new cells; those cells learn only when the share is calm,
+     * so they never learned, and the model extrapolated for thousands of steps after the episode had ended
+     * (validation-style traces with long throttles and short runs). Counting every extrapolated step instead
+     * delayed a regression's alarm past 2,000 steps (ModelsTest); a run of 8 kept its timing
+     * (docs/BENCHMARKS.md: 8, 32 and every step compared).
+     */
+    static final int NEW_WORK_RUN = 8;
+    /**
      * A step in a cell without an offset of its own takes that of the nearest known cell of the same
      * prefill work, at most this many decode and context buckets apart: what the basis cannot express
      * (CUDA-graph padding) changes little between neighbouring batch sizes, while the fit alone erred up
@@ -156,6 +166,8 @@ public final class RobustRoofline implements LatencyDetector {
     /** {@link #steps} at the last reported sustained regression; -1: none. */
     private long reportedAtStep = -1;
     private double elevatedShare;
+    /** Judged steps since the last one in a known cell. */
+    private int stepsSinceKnown;
     private long beyond;
     /** The fit part of the state changed since the last {@link #dirty()}. */
     private boolean fitChanged;
@@ -214,9 +226,11 @@ public final class RobustRoofline implements LatencyDetector {
         boolean outlier = ratio > bound && lat - expected >= s.minExcessNs();
         double logRatio = Math.log(ratio);
         boolean calm = elevatedShare < MAX_CALM_ELEVATED_SHARE;
-        if (known) {
-            // the share of recent steps running 10% above the model: high while an episode (a throttle, a
-            // regression) is under way, when neither the tail nor new cells may learn from what they see
+        // the share of recent steps running 10% above the model: high while an episode (a throttle, a
+        // regression) is under way, when neither the tail nor new cells may learn from what they see; judged by
+        // the steps in known cells, or by every step once the instance has moved to new work (NEW_WORK_RUN)
+        stepsSinceKnown = known ? 0 : stepsSinceKnown + 1;
+        if (known || stepsSinceKnown > NEW_WORK_RUN) {
             elevatedShare += ELEVATED_ALPHA * ((logRatio > LOG_ELEVATED ? 1 : 0) - elevatedShare);
         }
         Assessment.Drift shift = watchDrift(logRatio, step.getStartUnixNano(), known && calm);
@@ -427,6 +441,7 @@ public final class RobustRoofline implements LatencyDetector {
         h.setExtrapolatedSteps(extrapolated);
         h.setBeyondSteps(beyond);
         h.setElevatedShare(elevatedShare);
+        h.setStepsSinceKnown(stepsSinceKnown);
         h.setDriftCurrent(ByteBuffer.wrap(drift.currentBlock()));
         h.setDriftCurrentTailMask(ByteBuffer.wrap(drift.currentTailMask()));
         h.setDriftCurrentStartNs(drift.currentStartNs());
@@ -456,6 +471,7 @@ public final class RobustRoofline implements LatencyDetector {
         extrapolated = st.getExtrapolatedSteps();
         beyond = st.getBeyondSteps();
         elevatedShare = st.getElevatedShare();
+        stepsSinceKnown = st.getStepsSinceKnown();
         level.restore(st);
         List<Integer> elevated = List.of();
         List<Integer> medians = List.of();
