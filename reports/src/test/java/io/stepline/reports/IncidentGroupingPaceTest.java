@@ -18,7 +18,11 @@ import org.junit.jupiter.api.io.TempDir;
 import io.stepline.events.Anomaly;
 import io.stepline.events.AnomalyKind;
 import io.stepline.events.Incident;
+import io.stepline.events.InstanceRole;
+import io.stepline.events.LatencySource;
+import io.stepline.events.PhaseSpan;
 import io.stepline.events.Severity;
+import io.stepline.events.StepRecord;
 import io.stepline.events.StepVerdict;
 import io.stepline.events.Verdict;
 import io.stepline.reports.incident.IncidentReporter;
@@ -203,6 +207,81 @@ class IncidentGroupingPaceTest {
         assertThat(lagging.alerts()).isEqualTo(prompt.alerts());
         assertThat(lagging.alerts().keySet()).containsExactlyElementsOf(prompt.alerts().keySet());
         assertThat(lagging.incidentsFile()).containsExactlyElementsOf(prompt.incidentsFile());
+    }
+
+    /** Steps 0-999 of {@link #SAMPLING_INSTANCE}: host sampling slowed 4x at steps 300-309 and again from step 400 on. */
+    static final String SAMPLING_INSTANCE = "i-2";
+    static final int SAMPLING_STEPS = 1_000;
+
+    static boolean samplingSlow(long i) {
+        return (i >= 300 && i < 310) || i >= 400;
+    }
+
+    static StepRecord samplingStep(long i) {
+        long start = T0 + i * STEP_NS;
+        long schedule = 1_000_000L;
+        long forward = 6_000_000L;
+        long sample = samplingSlow(i) ? 4_000_000L : 1_000_000L;
+        long output = 500_000L;
+        long lat = schedule + forward + sample + output;
+        List<PhaseSpan> phases = List.of(new PhaseSpan("EngineCore::Schedule", null, start, schedule),
+                new PhaseSpan("ModelRunner::Forward", 0, start + schedule, forward),
+                new PhaseSpan("ModelRunner::Sample", 0, start + schedule + forward, sample),
+                new PhaseSpan("EngineCore::Output", null, start + schedule + forward + sample, output));
+        return StepRecord.newBuilder().setInstanceId(SAMPLING_INSTANCE).setRole(InstanceRole.MIXED).setStepId(i).setStartUnixNano(start)
+                .setEndUnixNano(start + lat).setLatencyNs(lat).setLatencySource(LatencySource.STEP_SPAN).setRunningDepth(4).setWaitingDepth(0)
+                .setNumPrefillReqs(0).setNumDecodeReqs(4).setScheduledTokens(4).setPrefillTokens(0).setDecodeTokens(4).setNumFinished(0)
+                .setNumPreempted(0).setKvUsageGpuRatio(0.1).setKvBlocksTotalGpu(100L).setKvBlocksFreeGpu(90L).setPhases(phases).build();
+    }
+
+    /**
+     * The detector's output for {@link #SAMPLING_INSTANCE} read with its steps {@code stepsAhead} ahead of the verdicts
+     * and anomalies (the report stage reads stepline.steps at its own pace), everything read through after each step.
+     * The alerts it sent, by incident.
+     */
+    Map<String, String> samplingAlerts(Path dir, int stepsAhead) throws Exception {
+        Collect c = new Collect();
+        IncidentReporter r = new IncidentReporter(ReporterSettings.defaults(dir), c, new WallClock());
+        DetectorPhases phases = new DetectorPhases();
+        long stepsRead = 0;
+        for (long i = 0; i < SAMPLING_STEPS; i++) {
+            for (; stepsRead < Math.min(SAMPLING_STEPS, i + 1 + stepsAhead); stepsRead++) {
+                r.accept(samplingStep(stepsRead));
+            }
+            StepRecord s = samplingStep(i);
+            Map<String, Double> baseline = phases.before(s);
+            boolean slow = samplingSlow(i);
+            double ratio = s.getLatencyNs() / 8.5e6;
+            r.accept(StepVerdict.newBuilder().setInstanceId(SAMPLING_INSTANCE).setStepId(i).setStartUnixNano(s.getStartUnixNano())
+                    .setEndUnixNano(s.getEndUnixNano()).setLatencyNs(s.getLatencyNs()).setExpectedNs(8.5e6).setBoundNs(10e6).setDeviationRatio(ratio)
+                    .setVerdict(slow ? Verdict.OUTLIER : Verdict.NORMAL).setSeverity(slow ? Severity.MEDIUM : Severity.NONE).setModelKind("robust")
+                    .setModelVersion(3).setProcessedTokens(4).build());
+            if (slow) {
+                r.accept(Anomaly.newBuilder().setAnomalyId(SAMPLING_INSTANCE + "/" + i).setInstanceId(SAMPLING_INSTANCE).setKind(AnomalyKind.OUTLIER)
+                        .setSeverity(Severity.MEDIUM).setStartUnixNano(s.getStartUnixNano()).setEndUnixNano(s.getEndUnixNano()).setStepId(i)
+                        .setLatencyNs(s.getLatencyNs()).setExpectedNs(8.5e6).setBoundNs(10e6).setDeviationRatio(ratio).setModelKind("robust")
+                        .setModelVersion(3).setStep(s).setPhaseBaselineNs(baseline).build());
+            }
+            r.readThrough(SAMPLING_INSTANCE, i);
+        }
+        r.flush();
+        return c.alerts;
+    }
+
+    /**
+     * A run's alert does not depend on how many steps the reporter had read when the run ended. The reporter used to
+     * learn phase baselines from the steps it read: with the steps read far ahead, the contention from step 400 on had
+     * made slow sampling typical by the time the run at 300 ended, and its alert said UNKNOWN where a reporter keeping
+     * up said CPU_CONTENTION (CrashLoopIT: one alert changed after a restart of the report stage).
+     */
+    @Test
+    void aRunsAlertIsTheSameHoweverFarAheadTheStepsWereRead() throws Exception {
+        Map<String, String> keepingUp = samplingAlerts(tmp.resolve("steps-keeping-up"), 0);
+        Map<String, String> readAhead = samplingAlerts(tmp.resolve("steps-read-ahead"), SAMPLING_STEPS);
+
+        assertThat(keepingUp).containsOnlyKeys("i-2-300");
+        assertThat(keepingUp.get("i-2-300")).contains("\"classification\":\"CPU_CONTENTION\"");
+        assertThat(readAhead).isEqualTo(keepingUp);
     }
 
     @Test

@@ -80,11 +80,13 @@ class IncidentReporterTest {
     /** 400 steps of one instance, flagged at 200-209, 300 and 350-352, then the end of input. */
     static void feed(IncidentReporter r, String inst) {
         long t0 = 1_767_225_600_000_000_000L;
+        DetectorPhases phases = new DetectorPhases();
         for (long i = 0; i < 400; i++) {
             long start = t0 + i * 10_000_000L;
             boolean bad = (i >= 200 && i < 210) || i == 300 || (i >= 350 && i < 353);
             long lat = bad ? 30_000_000L : 10_000_000L;
             StepRecord s = step(inst, i, start, lat);
+            Map<String, Double> baseline = phases.before(s);
             r.accept(s);
             r.accept(StepVerdict.newBuilder().setInstanceId(inst).setStepId(i).setStartUnixNano(start).setEndUnixNano(start + lat)
                     .setLatencyNs(lat).setExpectedNs(10e6).setBoundNs(13e6).setDeviationRatio(lat / 10e6)
@@ -104,7 +106,8 @@ class IncidentReporterTest {
             if (bad) {
                 r.accept(Anomaly.newBuilder().setAnomalyId(inst + "/" + i).setInstanceId(inst).setKind(AnomalyKind.OUTLIER)
                         .setSeverity(Severity.HIGH).setStartUnixNano(start).setEndUnixNano(start + lat).setStepId(i).setLatencyNs(lat)
-                        .setExpectedNs(10e6).setBoundNs(13e6).setDeviationRatio(3.0).setModelKind("robust").setModelVersion(3).setStep(s).build());
+                        .setExpectedNs(10e6).setBoundNs(13e6).setDeviationRatio(3.0).setModelKind("robust").setModelVersion(3).setStep(s)
+                        .setPhaseBaselineNs(baseline).build());
             }
         }
         r.flush();
@@ -161,6 +164,8 @@ class IncidentReporterTest {
         JsonNode report = new ObjectMapper().readTree(out.resolve(base + ".json").toFile());
         assertThat(report.get("instance").asText()).isEqualTo(HOSTILE_INSTANCE);
         assertThat(report.get("requests").get(0).get("slo_violations").toString()).contains("TTFT").contains("TPOT");
+        // the phase baseline the run's first anomaly carries: every phase of the flagged steps 3x it
+        assertThat(report.get("phase_growth").get("ModelRunner::Forward").asDouble()).isCloseTo(3.0, org.assertj.core.data.Offset.offset(0.1));
         // the enums are written by name, and the published incident says what the report says
         Incident published = c.incidents.get(0);
         assertThat(report.get("kind").asText()).isEqualTo(published.getKind().name()).isEqualTo("OUTLIER");
@@ -330,16 +335,19 @@ class IncidentReporterTest {
         IncidentReporter r = new IncidentReporter(ReporterSettings.defaults(out), new Collect());
         assertThat(r.heldSinceNs("i-1")).isEqualTo(Long.MAX_VALUE);
         long t0 = 1_767_225_600_000_000_000L;
+        DetectorPhases phases = new DetectorPhases();
         for (long i = 0; i < 205; i++) {
             long start = t0 + i * 10_000_000L;
             boolean bad = i >= 200;
             long lat = bad ? 30_000_000L : 10_000_000L;
             StepRecord s = step("i-1", i, start, lat);
+            Map<String, Double> baseline = phases.before(s);
             r.accept(s);
             if (bad) {
                 r.accept(Anomaly.newBuilder().setAnomalyId("i-1/" + i).setInstanceId("i-1").setKind(AnomalyKind.OUTLIER)
                         .setSeverity(Severity.HIGH).setStartUnixNano(start).setEndUnixNano(start + lat).setStepId(i).setLatencyNs(lat)
-                        .setExpectedNs(10e6).setBoundNs(13e6).setDeviationRatio(3.0).setModelKind("robust").setModelVersion(3).setStep(s).build());
+                        .setExpectedNs(10e6).setBoundNs(13e6).setDeviationRatio(3.0).setModelKind("robust").setModelVersion(3).setStep(s)
+                        .setPhaseBaselineNs(baseline).build());
             }
         }
         // the run that began at step 200 is open: everything from its first step on is held
@@ -359,11 +367,13 @@ class IncidentReporterTest {
         IncidentReporter r = new IncidentReporter(ReporterSettings.defaults(out), c);
         long t0 = 1_767_225_600_000_000_000L;
         long step = 10_000_000L;
+        DetectorPhases phases = new DetectorPhases();
         for (long i = 0; i < 2_600; i++) {
             long start = t0 + i * step;
             boolean bad = i >= 300 && i < 310;
             long lat = bad ? 30_000_000L : 10_000_000L;
             StepRecord s = step("i-1", i, start, lat);
+            Map<String, Double> baseline = phases.before(s);
             r.accept(s);
             // the kernel the instance always ran; during the incident a mis-built one in its place
             String kernel = bad ? "_ZN5flash15flash_fwd_kernelILi128ELi32EEEvv" : "_ZN5flash15flash_fwd_kernelILi128ELi64EEEvv";
@@ -373,7 +383,8 @@ class IncidentReporterTest {
             if (bad) {
                 r.accept(Anomaly.newBuilder().setAnomalyId("i-1/" + i).setInstanceId("i-1").setKind(AnomalyKind.OUTLIER)
                         .setSeverity(Severity.HIGH).setStartUnixNano(start).setEndUnixNano(start + lat).setStepId(i).setLatencyNs(lat)
-                        .setExpectedNs(10e6).setBoundNs(13e6).setDeviationRatio(3.0).setModelKind("robust").setModelVersion(3).setStep(s).build());
+                        .setExpectedNs(10e6).setBoundNs(13e6).setDeviationRatio(3.0).setModelKind("robust").setModelVersion(3).setStep(s)
+                        .setPhaseBaselineNs(baseline).build());
             }
             if (i == 320) {
                 r.readThrough("i-1", i); // the run is over: alerted with the baseline of the steps before it
@@ -408,16 +419,24 @@ class IncidentReporterTest {
     /** {@link #feed}'s steps from {@code from} on. */
     static void feedFrom(IncidentReporter r, String inst, long from) {
         long t0 = 1_767_225_600_000_000_000L;
+        // the detector learned from the steps before the reporter's restart as well
+        DetectorPhases phases = new DetectorPhases();
+        for (long i = 0; i < from; i++) {
+            boolean bad = i >= 200 && i < 210;
+            phases.before(step(inst, i, t0 + i * 10_000_000L, bad ? 30_000_000L : 10_000_000L));
+        }
         for (long i = from; i < 400; i++) {
             long start = t0 + i * 10_000_000L;
             boolean bad = i == 300 || (i >= 350 && i < 353);
             long lat = bad ? 30_000_000L : 10_000_000L;
             StepRecord s = step(inst, i, start, lat);
+            Map<String, Double> baseline = phases.before(s);
             r.accept(s);
             if (bad) {
                 r.accept(Anomaly.newBuilder().setAnomalyId(inst + "/" + i).setInstanceId(inst).setKind(AnomalyKind.OUTLIER)
                         .setSeverity(Severity.HIGH).setStartUnixNano(start).setEndUnixNano(start + lat).setStepId(i).setLatencyNs(lat)
-                        .setExpectedNs(10e6).setBoundNs(13e6).setDeviationRatio(3.0).setModelKind("robust").setModelVersion(3).setStep(s).build());
+                        .setExpectedNs(10e6).setBoundNs(13e6).setDeviationRatio(3.0).setModelKind("robust").setModelVersion(3).setStep(s)
+                        .setPhaseBaselineNs(baseline).build());
             }
         }
         r.flush();

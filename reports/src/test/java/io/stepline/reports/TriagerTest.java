@@ -17,9 +17,9 @@ import io.stepline.events.KernelKind;
 import io.stepline.events.KernelRecord;
 import io.stepline.events.PhaseSpan;
 import io.stepline.events.StepRecord;
-import io.stepline.reports.incident.PhaseBaselines;
 import io.stepline.reports.triage.Triage;
 import io.stepline.reports.triage.Triager;
+import io.stepline.roofline.phases.PhaseTypicals;
 import io.stepline.simulator.Presets;
 import io.stepline.simulator.Simulation;
 import io.stepline.simulator.SimulationConfig;
@@ -30,13 +30,17 @@ import io.stepline.simulator.sink.SimulationSink;
 
 class TriagerTest {
 
-    /** Steps of one simulated fault: the phase baselines and baseline kernels of the healthy steps, and the faulted steps. */
+    /**
+     * Steps of one simulated fault: the phase baseline the detector's first anomaly would carry (learned from the
+     * sampled steps before the first faulted one), baseline kernels of the healthy steps, and the faulted steps.
+     */
     private static Triage triageOf(FaultType type, int instanceIndex, List<SimulationConfig.InstanceSpec> fleet) throws Exception {
         SimulationConfig cfg = SimulationConfig.builder().seed(9).instances(fleet).durationS(16).poisson(6.0 * fleet.size())
                 .uniformLengths(16, 600, 8, 128).kernelsPerRank(80)
                 .faults(new FaultCampaign(List.of(new Fault("f1", type, instanceIndex, 1, 10, 12, 3.0, false)))).build();
         String inst = fleet.get(instanceIndex).id();
-        PhaseBaselines phases = new PhaseBaselines();
+        PhaseTypicals phases = new PhaseTypicals();
+        Map<String, Double> phaseBaseline = new java.util.HashMap<>();
         List<KernelBatch> baseline = new ArrayList<>();
         List<StepRecord> faultedSteps = new ArrayList<>();
         List<KernelBatch> faultedKernels = new ArrayList<>();
@@ -48,13 +52,18 @@ class TriagerTest {
                 }
                 StepRecord r = record(s);
                 if (s.label().getFaultId() == null) {
-                    phases.accept(r);
                     if (s.stepId() % 97 == 0) {
                         baseline.addAll(s.kernels());
                     }
                 } else if (faultedSteps.size() < 20) {
+                    if (faultedSteps.isEmpty()) {
+                        phaseBaseline.putAll(phases.baselines(PhaseTypicals.DEFAULT_MIN_SEEN));
+                    }
                     faultedSteps.add(r);
                     faultedKernels.addAll(s.kernels());
+                }
+                if (PhaseTypicals.sampled(s.stepId())) {
+                    phases.learn(r.getPhases());
                 }
             }
 
@@ -63,7 +72,8 @@ class TriagerTest {
         }, null);
         assertThat(faultedSteps).as(type + " produced faulted steps").isNotEmpty();
         InstanceRole role = InstanceRole.valueOf(fleet.get(instanceIndex).role().toUpperCase());
-        return Triager.triage(new Triager.Input(role, faultedSteps, phases.of(inst, 20), faultedKernels, baseline));
+        assertThat(phaseBaseline).as("phases learned before the fault").isNotEmpty();
+        return Triager.triage(new Triager.Input(role, faultedSteps, phaseBaseline, faultedKernels, baseline));
     }
 
     static StepRecord record(StepOutput s) {

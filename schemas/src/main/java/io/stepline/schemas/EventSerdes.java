@@ -9,6 +9,7 @@ import io.stepline.events.DeadLetter;
 import io.stepline.events.FaultEpisode;
 import io.stepline.events.Incident;
 import io.stepline.events.KernelBatch;
+import io.stepline.events.PhaseTypicalsState;
 import io.stepline.events.RequestEvent;
 import io.stepline.events.RetainedKernelBatch;
 import io.stepline.events.RooflineModel;
@@ -44,6 +45,8 @@ public final class EventSerdes {
     public static final AvroSerde<RooflineStateHeader> ROOFLINE_STATE_HEADER = AvroSerde.of(RooflineStateHeader.class);
     public static final AvroSerde<RooflineStateFit> ROOFLINE_STATE_FIT = AvroSerde.of(RooflineStateFit.class);
     public static final AvroSerde<RooflineStateCell> ROOFLINE_STATE_CELL = AvroSerde.of(RooflineStateCell.class);
+    /** The detector's typical phase durations of one instance (a store, not a topic). */
+    public static final AvroSerde<PhaseTypicalsState> PHASE_TYPICALS_STATE = AvroSerde.of(PhaseTypicalsState.class);
     /** Ingest's step assembler state (stores, not topics). */
     public static final AvroSerde<AssemblerHeldSpans> ASSEMBLER_HELD_SPANS = AvroSerde.of(AssemblerHeldSpans.class);
     public static final AvroSerde<AssemblerHeldSummary> ASSEMBLER_HELD_SUMMARY = AvroSerde.of(AssemblerHeldSummary.class);

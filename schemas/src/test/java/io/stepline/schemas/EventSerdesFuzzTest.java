@@ -43,7 +43,8 @@ class EventSerdesFuzzTest {
             EventSerdes.RETAINED_KERNELS, EventSerdes.VERDICT, EventSerdes.ANOMALY, EventSerdes.ROOFLINE, EventSerdes.INCIDENT,
             EventSerdes.DEAD_LETTER, EventSerdes.STEP_LABEL, EventSerdes.FAULT_EPISODE, EventSerdes.ROOFLINE_STATE_HEADER,
             EventSerdes.ROOFLINE_STATE_FIT, EventSerdes.ROOFLINE_STATE_CELL, EventSerdes.ASSEMBLER_HELD_SPANS,
-            EventSerdes.ASSEMBLER_HELD_SUMMARY, EventSerdes.ASSEMBLER_STEP_START, EventSerdes.ASSEMBLER_SEEN_STEPS);
+            EventSerdes.ASSEMBLER_HELD_SUMMARY, EventSerdes.ASSEMBLER_STEP_START, EventSerdes.ASSEMBLER_SEEN_STEPS,
+            EventSerdes.PHASE_TYPICALS_STATE);
     /** Per serde: the headers of its current schema (first) and of every older writer schema. */
     private static final List<List<byte[]>> HEADERS = new ArrayList<>();
     /** Far more than any decode of a message of a few kB takes, even instrumented on a busy machine. */

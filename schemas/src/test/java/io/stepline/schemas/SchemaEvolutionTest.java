@@ -271,6 +271,32 @@ class SchemaEvolutionTest {
         assertThat(current.getDriftReportedAtStep()).as("no regression reported yet").isEqualTo(-1L);
     }
 
+    @Test
+    void anomalyWrittenBeforeTheDetectorLearnedPhaseBaselinesReadsWithAnEmptyOne() throws IOException {
+        Schema v1 = onlyOlderVersionWithout(io.stepline.events.Anomaly.getClassSchema(), "phase_baseline_ns");
+        // self-contained: the step record it carries is written out in it, not named
+        assertThat(v1.getField("step").schema().getTypes().get(1).getField("phases")).isNotNull();
+        GenericRecord old = new GenericData.Record(v1);
+        old.put("anomaly_id", "old-detector/42");
+        old.put("instance_id", "old-detector");
+        old.put("kind", new GenericData.EnumSymbol(v1.getField("kind").schema(), "OUTLIER"));
+        old.put("severity", new GenericData.EnumSymbol(v1.getField("severity").schema(), "HIGH"));
+        old.put("start_unix_nano", 100L);
+        old.put("end_unix_nano", 400L);
+        old.put("step_id", 42L);
+        old.put("latency_ns", 300L);
+        old.put("deviation_ratio", 3.0);
+        old.put("model_kind", "robust");
+        old.put("model_version", 7L);
+        byte[] bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old).array();
+
+        io.stepline.events.Anomaly current = EventSerdes.ANOMALY.decode(bytes);
+        assertThat(current.getAnomalyId()).isEqualTo("old-detector/42");
+        assertThat(current.getStepId()).isEqualTo(42L);
+        assertThat(current.getDeviationRatio()).isEqualTo(3.0);
+        assertThat(current.getPhaseBaselineNs()).as("no phase evidence from an older detector").isEmpty();
+    }
+
     /** The one older writer schema of {@code current} in the history, which lacks {@code field}. */
     private static Schema onlyOlderVersionWithout(Schema current, String field) {
         List<Schema> history = SchemaHistory.olderVersionsOf(current.getFullName());

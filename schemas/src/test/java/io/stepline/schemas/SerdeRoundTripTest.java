@@ -127,7 +127,10 @@ class SerdeRoundTripTest {
                     Anomaly.newBuilder().setAnomalyId("i-1/42").setInstanceId("i-1").setKind(AnomalyKind.OUTLIER)
                             .setSeverity(Severity.HIGH).setStartUnixNano(1).setEndUnixNano(2).setStepId(42L)
                             .setLatencyNs(12_000_000L).setExpectedNs(4e6).setBoundNs(6e6).setDeviationRatio(3.0)
-                            .setModelKind("robust").setModelVersion(7).setStep(step).build(),
+                            .setModelKind("robust").setModelVersion(7).setStep(step)
+                            .setPhaseBaselineNs(Map.of("EngineCore::Schedule", 410_000.0, "ModelRunner::Forward", 3_100_000.0)).build(),
+                    new PhaseTypicalsState(List.of(new PhaseTypical("EngineCore::Schedule", 410_000.0, 57L),
+                            new PhaseTypical("ModelRunner::Forward", 3_100_000.0, 114L))),
                     RooflineModel.newBuilder().setInstanceId("i-1").setModelKind("robust").setVersion(7)
                             .setFittedAtUnixNano(9).setStepsSeen(5000).setFeatureNames(List.of("prefill_tokens", "decode_reqs"))
                             .setCoefficients(List.of(1500.0, 40000.0)).setInterceptNs(3e6).setBoundRatio(1.4)

@@ -99,7 +99,6 @@ public final class IncidentReporter {
     private final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     private final ObjectMapper compact = new ObjectMapper();
     private final Map<String, Instance> instances = new TreeMap<>();
-    private final PhaseBaselines phases = new PhaseBaselines();
     private final RequestLedger requests = new RequestLedger();
     private final List<IncidentReport> reports = new ArrayList<>();
     private final Set<String> alerted = new HashSet<>();
@@ -448,8 +447,13 @@ public final class IncidentReporter {
         requests.accept(e);
     }
 
+    /**
+     * A step read (ahead of the anomalies, at the pace of its own topic): the work behind the roofline
+     * chart's points, the fleet overview's counts and the instance's role. The phase baseline triage
+     * compares a run with is not learned here, where it would depend on how far ahead the steps were
+     * read: it is the detector's, carried by the run's first anomaly.
+     */
     public void accept(StepRecord s) {
-        phases.accept(s);
         Instance si = inst(s.getInstanceId());
         si.stepWork.put(s.getStepId(), new int[] {s.getPrefillTokens(), s.getNumDecodeReqs()});
         si.stepsSeen++;
@@ -563,7 +567,10 @@ public final class IncidentReporter {
                 before.add(b);
             }
         }
-        Triage t = Triager.triage(new Triager.Input(in.role, steps, phases.of(in.id, 20), kernels, before));
+        // the phases of the instance before the incident: what the detector had learned when it flagged the run's first step
+        // (an anomaly from an older detector carries none: no phase evidence)
+        Map<String, Double> phaseBaseline = as.isEmpty() ? Map.of() : as.get(0).getPhaseBaselineNs();
+        Triage t = Triager.triage(new Triager.Input(in.role, steps, phaseBaseline, kernels, before));
         return new Evidence(as, kernels, before, worst, t);
     }
 

@@ -45,7 +45,10 @@ public final class Triager {
 
     private Triager() {}
 
-    /** What triage looks at. {@code phaseBaselineNs} maps a phase name to its typical duration on this instance. */
+    /**
+     * What triage looks at. {@code phaseBaselineNs} maps a phase name to its typical duration on this instance before
+     * the incident (the detector's, carried by the incident's first anomaly; empty: no phase evidence).
+     */
     public record Input(InstanceRole role, List<StepRecord> steps, Map<String, Double> phaseBaselineNs,
                         List<KernelBatch> incidentKernels, List<KernelBatch> baselineKernels) {}
 

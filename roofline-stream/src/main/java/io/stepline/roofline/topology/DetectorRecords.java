@@ -12,6 +12,7 @@ import io.stepline.events.StepVerdict;
 import io.stepline.roofline.model.Assessment;
 import io.stepline.roofline.model.LatencyDetector;
 import io.stepline.roofline.model.StepFeatures;
+import io.stepline.roofline.phases.PhaseTypicals;
 
 /** The records the step judge publishes: a verdict per judged step, anomalies, and the model after a refit. */
 final class DetectorRecords {
@@ -28,13 +29,17 @@ final class DetectorRecords {
                 StepFeatures.processedTokens(s), timestampMs * 1_000_000L);
     }
 
-    /** An outlier step, carrying {@code whole}: the step with its phases (or its counters only when the rest was unreadable). */
-    static Anomaly outlier(StepCounters s, StepRecord whole, Assessment a, LatencyDetector d) {
+    /**
+     * An outlier step, carrying {@code whole}: the step with its phases (or its counters only when the rest was unreadable),
+     * and the instance's phase baseline before it ({@code typicals}: the names seen {@link PhaseTypicals#DEFAULT_MIN_SEEN} times).
+     */
+    static Anomaly outlier(StepCounters s, StepRecord whole, Assessment a, LatencyDetector d, PhaseTypicals typicals) {
         String inst = s.getInstanceId();
         return Anomaly.newBuilder().setAnomalyId(inst + "/" + s.getStepId()).setInstanceId(inst).setKind(AnomalyKind.OUTLIER)
                 .setSeverity(a.severity()).setStartUnixNano(s.getStartUnixNano()).setEndUnixNano(s.getEndUnixNano())
                 .setStepId(s.getStepId()).setLatencyNs(s.getLatencyNs()).setExpectedNs(a.expectedNs()).setBoundNs(a.boundNs())
-                .setDeviationRatio(a.ratio()).setModelKind(d.kind()).setModelVersion(a.modelVersion()).setStep(whole).build();
+                .setDeviationRatio(a.ratio()).setModelKind(d.kind()).setModelVersion(a.modelVersion()).setStep(whole)
+                .setPhaseBaselineNs(typicals.baselines(PhaseTypicals.DEFAULT_MIN_SEEN)).build();
     }
 
     /** The model has stayed above its reference since the drift's start, raised at step {@code s}. */

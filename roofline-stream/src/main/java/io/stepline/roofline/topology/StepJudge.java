@@ -21,6 +21,7 @@ import io.stepline.events.Verdict;
 import io.stepline.roofline.DetectorConfig;
 import io.stepline.roofline.model.Assessment;
 import io.stepline.roofline.model.LatencyDetector;
+import io.stepline.roofline.phases.PhaseTypicals;
 import io.stepline.roofline.retention.RetentionStats;
 import io.stepline.roofline.topology.RetentionInput.Judgement;
 import io.stepline.schemas.Topics;
@@ -34,6 +35,12 @@ import io.stepline.schemas.EventSerdes;
  * persisted as deltas (header + changed ring slots) in a changelogged store, so a restarted task
  * continues with exactly the model it had at its last commit.
  *
+ * <p>It also learns each instance's typical phase durations ({@link PhaseTypicals}), which its
+ * outliers carry for triage, and keeps them in the same store: as a part of the detector's
+ * exactly-once output they do not depend on how fast, or how often restarted, the report stage
+ * reads. Only the sampled steps' phase spans are decoded, and the state is written only when a
+ * sampled step had some.
+ *
  * <p>Outputs are encoded records for the sinks and {@link Judgement}s for the retention child,
  * hence the {@code Object} forward type.
  */
@@ -43,6 +50,7 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
     private ProcessorContext<String, Object> ctx;
     private KeyValueStore<String, byte[]> models;
     private final Map<String, LatencyDetector> detectors = new HashMap<>();
+    private final Map<String, PhaseTypicals> typicals = new HashMap<>();
 
     StepJudge(DetectorConfig cfg) {
         this.cfg = cfg;
@@ -59,24 +67,27 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
     public void process(Record<String, byte[]> record) {
         StepCounters s;
         try {
-            // the counters only: phases and trace ids are read below for the rare step an anomaly carries
+            // the counters only: phases and trace ids are read below for the sampled steps and the rare step an anomaly carries
             s = EventSerdes.STEP_COUNTERS.decode(record.value());
         } catch (RuntimeException e) {
             DeadLetterRoute.forward(ctx, record, record.value(), "UNDECODABLE_STEP", e.getMessage(), Topics.STEPS.topicName());
             return;
         }
+        String inst = s.getInstanceId();
+        // decoded whole only for the steps learned from and for outliers: phases are what the counters leave out
+        StepRecord whole = PhaseTypicals.sampled(s.getStepId()) ? wholeStep(record, s) : null;
         if (s.getLatencySource() == LatencySource.SCHEDULE_ONLY || s.getLatencySource() == LatencySource.NONE) {
             stats.stepsWithoutLatency.increment();
+            learnPhases(inst, whole);
             return; // no latency known (only schedule() was timed, or no successor): nothing to judge
         }
-        String inst = s.getInstanceId();
         LatencyDetector d = detector(inst);
         Assessment a = d.assess(s);
         persist(inst, d);
         StepVerdict v = DetectorRecords.verdict(s, a, d, record.timestamp());
         ctx.forward(record.withValue(EventSerdes.VERDICT.encode(v)), RooflineTopology.VERDICTS_SINK);
         if (a.verdict() == Verdict.OUTLIER) {
-            Anomaly an = DetectorRecords.outlier(s, wholeStep(record, s), a, d);
+            Anomaly an = DetectorRecords.outlier(s, whole != null ? whole : wholeStep(record, s), a, d, typicals(inst));
             ctx.forward(record.withValue(EventSerdes.ANOMALY.encode(an)), RooflineTopology.ANOMALIES_SINK);
         }
         if (a.drift() != null) {
@@ -87,13 +98,41 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
             ctx.forward(record.withValue(EventSerdes.ROOFLINE.encode(DetectorRecords.roofline(inst, d, s.getEndUnixNano()))),
                     RooflineTopology.ROOFLINES_SINK);
         }
+        learnPhases(inst, whole); // after the anomaly: it carries the baseline from before its step
         ctx.forward(record.withValue(new Judgement(s.getStepId(), a.verdict(), a.ratio())), RooflineTopology.RETENTION);
     }
 
+    /** Learns from a sampled step's phases ({@code whole}: null for a step not sampled) and keeps the typicals when they changed. */
+    private void learnPhases(String inst, StepRecord whole) {
+        if (whole == null || whole.getPhases().isEmpty()) {
+            return;
+        }
+        PhaseTypicals t = typicals(inst);
+        if (t.learn(whole.getPhases())) {
+            models.put(typicalsKey(inst), t.encode());
+        }
+    }
+
+    /** The instance's typical phase durations, from the store when the task has not used them yet (none: empty). */
+    private PhaseTypicals typicals(String inst) {
+        PhaseTypicals t = typicals.get(inst);
+        if (t == null) {
+            byte[] kept = models.get(typicalsKey(inst));
+            t = kept == null ? new PhaseTypicals() : PhaseTypicals.decode(kept);
+            typicals.put(inst, t);
+        }
+        return t;
+    }
+
+    /** Apart from the models' {@code d|} keys, so that a model's prefix scan never meets it. */
+    private static String typicalsKey(String inst) {
+        return "p|" + inst;
+    }
+
     /**
-     * The whole step record of an outlier, phases and trace ids included. Bytes whose counters read
-     * but whose rest does not (a producer other than ingest) are dead-lettered; the anomaly then
-     * carries the step's counters only.
+     * The whole step record of a sampled step or an outlier, phases and trace ids included. Bytes whose
+     * counters read but whose rest does not (a producer other than ingest) are dead-lettered; the step
+     * then teaches no phases and its anomaly carries its counters only.
      */
     private StepRecord wholeStep(Record<String, byte[]> record, StepCounters counters) {
         try {
@@ -142,5 +181,6 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
     public void close() {
         // the models live in the store: a task that comes back (here or elsewhere) rebuilds them from it
         detectors.clear();
+        typicals.clear();
     }
 }
