@@ -327,6 +327,35 @@ class ModelsTest {
     }
 
     @Test
+    void aLongThrottleWithAContentionRightAfterItIsUndoneWhenTheyEnd() {
+        // as on validation seed 301 (a 1,138-step 1.61x throttle, 57 healthy steps, then a 2x contention): the episodes
+        // fill the drift window and re-anchor the model 1.6x high, so that later faults ran under the bound
+        SplittableRandom rng = new SplittableRandom(301);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        int id = 0;
+        for (; id < 4_000; id++) {
+            m.assess(Steps.step(rng, "i", id, id * STEP_NS, Steps.Noise.LOGNORMAL, 1.0));
+        }
+        int drifts = 0;
+        for (int i = 0; i < 1_500; i++, id++) { // a 1,300-step throttle, 40 healthy steps, a 160-step contention
+            double slow = i < 1_300 ? 1.6 : i < 1_340 ? 1.0 : 2.0;
+            drifts += m.assess(Steps.step(rng, "i", id, id * STEP_NS, Steps.Noise.LOGNORMAL, slow)).drift() != null ? 1 : 0;
+        }
+        assertThat(drifts).as("the episodes look like a sustained regression to the drift watch").isEqualTo(1);
+        int healthyFlagged = 0;
+        for (int i = 0; i < 1_000; i++, id++) {
+            healthyFlagged += m.assess(Steps.step(rng, "i", id, id * STEP_NS, Steps.Noise.LOGNORMAL, 1.0)).verdict() == Verdict.OUTLIER ? 1 : 0;
+        }
+        int faultFlagged = 0;
+        for (int i = 0; i < 100; i++, id++) {
+            faultFlagged += m.assess(Steps.step(rng, "i", id, id * STEP_NS, Steps.Noise.LOGNORMAL, 1.6)).verdict() == Verdict.OUTLIER ? 1 : 0;
+        }
+        assertThat(healthyFlagged).isLessThan(5);
+        assertThat(faultFlagged).as("a 1.6x slowdown after the episodes").isGreaterThanOrEqualTo(95);
+        assertThat(m.driftRatio()).as("the level back where it was").isBetween(0.9, 1.1);
+    }
+
+    @Test
     void aThousandStepSlowdownIsStillFlaggedAtItsEndAndRaisesNoDrift() {
         SplittableRandom rng = new SplittableRandom(8);
         RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());

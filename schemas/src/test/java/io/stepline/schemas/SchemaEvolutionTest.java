@@ -243,7 +243,10 @@ class SchemaEvolutionTest {
 
     @Test
     void rooflineFitWrittenBeforeDriftBlocksKeptTheLevelsRiseReadsWithNone() throws IOException {
-        Schema v1 = onlyOlderVersionWithout(io.stepline.events.RooflineStateFit.getClassSchema(), "drift_block_level_rise");
+        List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateFit.getClassSchema().getFullName());
+        assertThat(history).hasSize(2);
+        Schema v1 = history.get(0);
+        assertThat(v1.getField("drift_block_level_rise")).isNull();
         GenericRecord old = new GenericData.Record(v1);
         old.put("version", 12L);
         old.put("fitted", true);
@@ -269,6 +272,43 @@ class SchemaEvolutionTest {
         assertThat(current.getDriftBlockStartNs()).containsExactly(100L, 200L);
         assertThat(current.getDriftBlockLevelRise()).isEmpty();
         assertThat(current.getDriftReportedAtStep()).as("no regression reported yet").isEqualTo(-1L);
+    }
+
+    @Test
+    void rooflineFitWrittenBeforeAlarmsCouldBeUndoneReadsAsNoAlarmWatched() throws IOException {
+        Schema v2 = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateFit.getClassSchema().getFullName()).get(1);
+        assertThat(v2.getField("drift_block_level_rise")).isNotNull();
+        assertThat(v2.getField("drift_watch_blocks")).isNull();
+        GenericRecord old = new GenericData.Record(v2);
+        for (Schema.Field f : v2.getFields()) {
+            if (f.hasDefaultValue()) {
+                old.put(f.name(), GenericData.get().getDefaultValue(f));
+            }
+        }
+        old.put("version", 30L);
+        old.put("fitted", true);
+        old.put("level_anchor", 1.2);
+        old.put("level_rise_since_ns", 0L);
+        old.put("saw_context", true);
+        old.put("saw_decode", true);
+        old.put("coefficients", List.of(1.0, 2.0));
+        old.put("floor_ns", 5.0);
+        old.put("sigma", 0.03);
+        old.put("feature_max", List.of(3.0));
+        old.put("reference_coefficients", List.of(1.0, 2.0));
+        old.put("reference_version", 2L);
+        old.put("drift_block_elevated", List.of(7));
+        old.put("drift_block_median", List.of(2));
+        old.put("drift_block_start_ns", List.of(300L));
+        old.put("drift_alarms", 1L);
+        old.put("drift_reported_at_step", 8_000L);
+        old.put("tail", List.of(0.5));
+        byte[] bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v2).encode(old).array();
+
+        io.stepline.events.RooflineStateFit current = EventSerdes.ROOFLINE_STATE_FIT.decode(bytes);
+        assertThat(current.getDriftReportedAtStep()).isEqualTo(8_000L);
+        assertThat(current.getDriftWatchBlocks()).isZero();
+        assertThat(current.getDriftWatchShiftLog()).isZero();
     }
 
     @Test

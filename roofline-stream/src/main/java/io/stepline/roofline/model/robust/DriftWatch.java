@@ -17,6 +17,12 @@ import java.util.List;
  * <p>What the alarm reports is measured against the level's anchor ({@link #onset}): the model's level
  * follows part of a regression within a few hundred steps, which the residuals alone no longer show.
  *
+ * <p>After an alarm the model is re-anchored on the shift; for {@link #watchEnd the next blocks} the
+ * watch also looks for the shift to end: {@link #END_BLOCKS} blocks in a row whose median step runs
+ * {@link Settings#minRatio} below the re-anchored model say it was a long episode (a throttle of 1,100
+ * steps with a contention 57 steps after it filled the window on validation seed 301), and the alarm
+ * returned then, with a ratio under 1, undoes the re-anchoring.
+ *
  * <p>Residuals are kept quantised to hundredths of a natural log (one byte each) so the state of
  * an instance stays small.
  */
@@ -65,6 +71,8 @@ public final class DriftWatch {
     static final double ONSET_RATIO = ModelLevel.LEVEL_RISE_START;
 
     static final double QUANTUM = 100;
+    /** Blocks in a row running below the re-anchored model that say the shift an alarm re-anchored on has ended. */
+    static final int END_BLOCKS = 3;
 
     private final Settings s;
     private final int elevatedQ;
@@ -81,6 +89,9 @@ public final class DriftWatch {
     private final int onsetQ = (int) Math.round(Math.log(ONSET_RATIO) * QUANTUM);
     private final List<int[]> full = new ArrayList<>(); // {elevated, median, level's rise over its anchor}
     private final List<Long> fullStart = new ArrayList<>();
+    /** Blocks left in which the shift of the last alarm may still be found to have ended (0: not watched), and that shift. */
+    private int watchBlocks;
+    private double watchShiftLog;
 
     public DriftWatch(Settings s) {
         this.s = s;
@@ -131,7 +142,48 @@ public final class DriftWatch {
             full.remove(0);
             fullStart.remove(0);
         }
+        if (watchBlocks > 0) {
+            watchBlocks--;
+            Alarm end = shiftEnded();
+            if (end != null) {
+                return end;
+            }
+        }
         return check();
+    }
+
+    /** The model was re-anchored on a shift by {@code ratio}: for the next {@code steps} steps, watch for it to end. */
+    public void watchEnd(double ratio, int steps) {
+        watchBlocks = Math.max(0, steps / s.blockSteps());
+        watchShiftLog = Math.log(ratio);
+    }
+
+    /** Whether the shift of the last alarm is still watched for its end (the model's learning holds back meanwhile). */
+    public boolean watchingEnd() {
+        return watchBlocks > 0;
+    }
+
+    /**
+     * The last {@link #END_BLOCKS} blocks ran the minimum ratio below the model: the shift has ended, by their
+     * median block's drop, at most the whole shift. Null otherwise.
+     */
+    private Alarm shiftEnded() {
+        if (full.size() < END_BLOCKS) {
+            return null;
+        }
+        int[] medians = new int[END_BLOCKS];
+        for (int i = 0; i < END_BLOCKS; i++) {
+            medians[i] = full.get(full.size() - 1 - i)[1];
+            if (medians[i] > -medianElevatedQ) {
+                return null;
+            }
+        }
+        Arrays.sort(medians);
+        double drop = Math.max(medians[END_BLOCKS / 2] / QUANTUM, -watchShiftLog);
+        long since = fullStart.get(full.size() - END_BLOCKS);
+        watchBlocks = 0;
+        reset();
+        return new Alarm(Math.exp(drop), since);
     }
 
     private Alarm check() {
@@ -250,6 +302,19 @@ public final class DriftWatch {
 
     List<Integer> blockLevelRise() {
         return full.stream().map(b -> b[2]).toList();
+    }
+
+    int watchBlocks() {
+        return watchBlocks;
+    }
+
+    double watchShiftLog() {
+        return watchShiftLog;
+    }
+
+    void restoreWatch(int blocks, double shiftLog) {
+        watchBlocks = blocks;
+        watchShiftLog = shiftLog;
     }
 
     /**

@@ -244,7 +244,11 @@ public final class RobustRoofline implements LatencyDetector {
         double learnLog = Math.max(Math.log(s.learnRatio()), 2.5 * fit.sigma());
         boolean latched = level.latch(outlier, logRatio, learnLog, share);
         level.learn(outlier, known, latched, bx, batchHere, share, logRatio, learnLog);
-        if (!outlier && !latched && (filled ? logRatio <= learnLog : calm)) {
+        // while a re-anchoring may still be undone, the cells learn nothing it would leave wrong: no new cell, and
+        // in a filled one only steps near the model (a false alarm's steps run far below it)
+        boolean watching = drift.watchingEnd();
+        boolean learnable = filled ? logRatio <= learnLog && (!watching || logRatio >= -learnLog) : calm && !watching;
+        if (!outlier && !latched && learnable) {
             learnPoint(key, lat, levelHere);
         } else {
             cells.touch(slot, steps);
@@ -313,6 +317,13 @@ public final class RobustRoofline implements LatencyDetector {
         if (alarm == null) {
             return null;
         }
+        if (alarm.ratio() < 1) {
+            // the shift the last alarm re-anchored on has ended: a long episode, not a regression; undone, not reported
+            level.onAlarm(alarm, false);
+            fitChanged = true;
+            return null;
+        }
+        drift.watchEnd(alarm.ratio(), FOLLOW_STEPS);
         // reported against the level's anchor: the level follows a regression that slows some steps more than
         // others within a few hundred steps, so its own alarm came late and short of the shift (simulator seed 4:
         // a 1.27x kernel regression reported as 1.12x since 470 steps after it began, the outlier runs in
@@ -459,6 +470,7 @@ public final class RobustRoofline implements LatencyDetector {
         RooflineStateFit.Builder f = RooflineStateFit.newBuilder().setDriftBlockElevated(drift.blockElevated())
                 .setDriftBlockMedian(drift.blockMedian()).setDriftBlockStartNs(drift.blockStarts()).setDriftBlockLevelRise(drift.blockLevelRise())
                 .setDriftAlarms(alarms).setDriftReportedAtStep(reportedAtStep)
+                .setDriftWatchBlocks(drift.watchBlocks()).setDriftWatchShiftLog(drift.watchShiftLog())
                 .setTail(tail.countsState());
         fit.saveTo(f);
         level.saveTo(f);
@@ -495,6 +507,7 @@ public final class RobustRoofline implements LatencyDetector {
             medians = saved.getDriftBlockMedian();
             starts = saved.getDriftBlockStartNs();
             rises = saved.getDriftBlockLevelRise();
+            drift.restoreWatch(saved.getDriftWatchBlocks(), saved.getDriftWatchShiftLog());
         }
         drift.restore(bytes(st.getDriftCurrent()), bytes(st.getDriftCurrentTailMask()), st.getDriftCurrentStartNs(), elevated, medians, starts, rises);
         for (Map.Entry<String, ByteBuffer> e : parts.entrySet()) {

@@ -31,6 +31,51 @@ class DriftWatchTest {
     }
 
     @Test
+    void aShiftThatEndsWhileItsAlarmIsWatchedIsUndoneByTheDropAtMostTheShift() {
+        DriftWatch w = new DriftWatch(DriftWatch.Settings.defaults());
+        w.watchEnd(1.6, 2_000);
+        assertThat(w.watchingEnd()).isTrue();
+        DriftWatch.Alarm end = null;
+        int at = -1;
+        for (int i = 0; i < 400 && end == null; i++) { // the re-anchored model is 1.6x too high: steps run at 1/1.6 of it
+            end = w.observe(-Math.log(1.6), i * STEP_NS, true, 0);
+            at = i;
+        }
+        assertThat(end).isNotNull();
+        assertThat(at).as("after three blocks").isEqualTo(3 * DriftWatch.Settings.DEFAULT_BLOCK_STEPS - 1);
+        assertThat(end.ratio()).isCloseTo(1 / 1.6, org.assertj.core.data.Offset.offset(0.01));
+        assertThat(w.watchingEnd()).isFalse();
+
+        DriftWatch deeper = new DriftWatch(DriftWatch.Settings.defaults());
+        deeper.watchEnd(1.2, 2_000);
+        DriftWatch.Alarm capped = null;
+        for (int i = 0; i < 400 && capped == null; i++) { // steps far lower than the shift: undone by the shift, no more
+            capped = deeper.observe(-Math.log(2), i * STEP_NS, true, 0);
+        }
+        assertThat(capped).isNotNull();
+        assertThat(capped.ratio()).isCloseTo(1 / 1.2, org.assertj.core.data.Offset.offset(1e-9));
+    }
+
+    @Test
+    void aShiftThatStandsOrEndsAfterItsWatchIsNotUndone() {
+        DriftWatch stands = new DriftWatch(DriftWatch.Settings.defaults());
+        stands.watchEnd(1.3, 2_000);
+        SplittableRandom rng = new SplittableRandom(4);
+        for (int i = 0; i < 3_000; i++) { // the re-anchored model is right: steps near it
+            assertThat(stands.observe(rng.nextGaussian() * 0.03, i * STEP_NS, true, 0)).isNull();
+        }
+        DriftWatch late = new DriftWatch(DriftWatch.Settings.defaults());
+        late.watchEnd(1.3, 500);
+        for (int i = 0; i < 500; i++) {
+            assertThat(late.observe(0, i * STEP_NS, true, 0)).isNull();
+        }
+        assertThat(late.watchingEnd()).isFalse();
+        for (int i = 500; i < 1_000; i++) { // an improvement long after the alarm is no undoing of it
+            assertThat(late.observe(-Math.log(1.3), i * STEP_NS, true, 0)).isNull();
+        }
+    }
+
+    @Test
     void aSlowdownOfTwelveHundredStepsIsNoSustainedShift() {
         DriftWatch w = new DriftWatch(DriftWatch.Settings.defaults());
         for (int i = 0; i < 10_000; i++) {
