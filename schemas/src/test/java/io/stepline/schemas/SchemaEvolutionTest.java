@@ -210,6 +210,7 @@ class SchemaEvolutionTest {
         assertThat(current.getElevatedShare()).isEqualTo(0.6);
         assertThat(current.getLatchSurge()).isTrue();
         assertThat(current.getStepsSinceKnown()).isZero();
+        assertThat(current.getLatchDropSteps()).isZero();
     }
 
     @Test

@@ -9,7 +9,7 @@ import io.stepline.events.RooflineStateHeader;
  * apart is how they start: drift creeps, so the steps before its first flags already ran high; a
  * throttle jumps, from steps near the model to a burst of flags. The latch closes on such a jump
  * and opens again when the steps drop back: by {@link #DROP_LOG} below what they ran at during the
- * episode, or a run of them near the model (or when the drift watch re-anchors). The drop matters
+ * episode, for {@link #DROP_STEPS} steps in a row, or a run of them near the model (or when the drift watch re-anchors). The drop matters
  * because the held model falls behind the drift it no longer follows: after a short slowdown the
  * steps may never come back near it.
  *
@@ -40,6 +40,12 @@ final class EpisodeLatch {
     static final double EPISODE_ALPHA = 1.0 / 32;
     /** The short mean this far below the episode's: the slowdown is over (a 1.5x slowdown's end drops by 0.4). */
     static final double DROP_LOG = Math.log(1.2);
+    /**
+     * ...for this many steps in a row. One step below was enough before: with twice the validation traces'
+     * noise, the log instance's short mean fell that far inside a 1.67x throttle every few dozen steps, and
+     * each time the latch opened the batch level took some of the throttle (recall 0.88 on that set, 0.95 with 4).
+     */
+    static final int DROP_STEPS = 4;
     /** Log ratios are clamped to this for the means: one step a hundred times slower is one slow step. */
     static final double CLAMP_LOG = 1;
     /** An episode longer than this is no transient slowdown: the latch opens and the drift watch judges it. */
@@ -60,6 +66,8 @@ final class EpisodeLatch {
     static final int MAX_SURGE_STEPS = 1_000;
 
     private int recentFlags;
+    /** Steps in a row the episode's short mean has stood {@link #DROP_LOG} below its own. */
+    private int dropSteps;
     private double calmLog;
     private boolean closed;
     private int nearRun;
@@ -94,8 +102,10 @@ final class EpisodeLatch {
                 prefillLog += (clamped - prefillLog) / Math.min(prefillSteps, PREFILL_WINDOW);
             }
             shortLog += SHORT_ALPHA * (clamped - shortLog);
-            boolean dropped = shortLog < episodeLog - DROP_LOG;
-            if (!dropped) {
+            boolean below = shortLog < episodeLog - DROP_LOG;
+            dropSteps = below ? dropSteps + 1 : 0;
+            boolean dropped = dropSteps >= DROP_STEPS;
+            if (!below) {
                 episodeLog += EPISODE_ALPHA * (clamped - episodeLog);
             }
             surge = measured() && prefillSteps >= PREFILL_EVIDENCE && prefillLog < 0.5 * slowdownLog();
@@ -103,6 +113,7 @@ final class EpisodeLatch {
                 closed = false;
                 nearRun = 0;
                 steps = 0;
+                dropSteps = 0;
             }
             return closed;
         }
@@ -122,6 +133,7 @@ final class EpisodeLatch {
             episodeLog = clamped;
             onsetSteps = 1;
             onsetLog = clamped;
+            dropSteps = 0;
             prefillSteps = 0;
             prefillLog = 0;
             return true;
@@ -146,6 +158,7 @@ final class EpisodeLatch {
         h.setLatchPrefillSteps(prefillSteps);
         h.setLatchPrefillLog(prefillLog);
         h.setLatchSurge(surge);
+        h.setLatchDropSteps(dropSteps);
     }
 
     void restore(RooflineStateHeader h) {
@@ -161,6 +174,7 @@ final class EpisodeLatch {
         prefillSteps = h.getLatchPrefillSteps();
         prefillLog = h.getLatchPrefillLog();
         surge = h.getLatchSurge();
+        dropSteps = h.getLatchDropSteps();
     }
 
     /** Whether the latch is closed and has measured the episode's slowdown at its onset. */
@@ -184,6 +198,7 @@ final class EpisodeLatch {
 
     void release() {
         closed = false;
+        dropSteps = 0;
         surge = false;
         nearRun = 0;
         steps = 0;

@@ -54,6 +54,24 @@ class EpisodeLatchTest {
     }
 
     @Test
+    void aFewStepsDippingInsideANoisyEpisodeDoNotOpenIt() {
+        EpisodeLatch l = new EpisodeLatch();
+        calm(l, 64);
+        burst(l, 1.67);
+        for (int i = 0; i < 40; i++) {
+            assertThat(l.observe(true, Math.log(1.67), NEAR, Double.NaN)).isTrue();
+        }
+        // three steps of a noisy throttle (a light batch, a short context) run close to the model: the short mean
+        // falls well below the episode's, and comes back
+        for (int i = 0; i < 3; i++) {
+            assertThat(l.observe(false, Math.log(1.1), NEAR, Double.NaN)).as("dip step %d", i).isTrue();
+        }
+        for (int i = 0; i < 20; i++) {
+            assertThat(l.observe(true, Math.log(1.67), NEAR, Double.NaN)).isTrue();
+        }
+    }
+
+    @Test
     void aBurstAfterStepsThatCreptUpIsDriftAndLeavesItOpen() {
         EpisodeLatch l = new EpisodeLatch();
         for (int i = 0; i < 50; i++) {
