@@ -71,6 +71,13 @@ public final class DriftWatch {
     static final double ONSET_RATIO = ModelLevel.LEVEL_RISE_START;
 
     static final double QUANTUM = 100;
+    /**
+     * The newest block's median must stand within this (log) of the window's shift for an alarm: a sustained shift
+     * stands now where it stood before. On validation seed 301 a 2x contention began 57 steps after a 1,138-step
+     * 1.61x throttle; the window alarmed at the contention's first block (1.86x against 1.58x), re-anchored 1.58x
+     * and hid the contention under the bound. A regression's blocks lie within a few percent of each other.
+     */
+    static final double NEWEST_BLOCK_AGREEMENT = Math.log(1.15);
     /** Blocks in a row running below the re-anchored model that say the shift an alarm re-anchored on has ended. */
     static final int END_BLOCKS = 3;
 
@@ -206,6 +213,9 @@ public final class DriftWatch {
                 || elevatedBlocks >= Math.ceil(s.minElevatedShare() * s.blocks());
         if (!sustained || shift < Math.log(s.minRatio())) {
             return null;
+        }
+        if (Math.abs(full.get(full.size() - 1)[1] / QUANTUM - shift) > NEWEST_BLOCK_AGREEMENT) {
+            return null; // the newest block stands apart: an episode begun on top of the window's (or ended), not the shift now
         }
         int first = full.size() - 1;
         while (first > 0 && blockElevated(full.get(first - 1))) {

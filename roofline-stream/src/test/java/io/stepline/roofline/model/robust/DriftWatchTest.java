@@ -76,6 +76,27 @@ class DriftWatchTest {
     }
 
     @Test
+    void aWindowWhoseNewestBlockStandsApartFromItRaisesNoAlarmUntilItAgrees() {
+        DriftWatch w = new DriftWatch(DriftWatch.Settings.defaults());
+        int i = 0;
+        for (; i < 200; i++) {
+            assertThat(w.observe(0, i * STEP_NS, true, 0)).isNull();
+        }
+        for (; i < 1_400; i++) { // a long 1.6x episode: 12 blocks
+            assertThat(w.observe(Math.log(1.6), i * STEP_NS, true, 0)).isNull();
+        }
+        for (; i < 1_500; i++) { // a 2x episode on top of its end: the window is full of elevated blocks, the newest apart
+            assertThat(w.observe(Math.log(2.0), i * STEP_NS, true, 0)).as("step %d", i).isNull();
+        }
+        DriftWatch.Alarm alarm = null;
+        for (; i < 1_700 && alarm == null; i++) { // back at the window's level: it stands now
+            alarm = w.observe(Math.log(1.6), i * STEP_NS, true, 0);
+        }
+        assertThat(alarm).isNotNull();
+        assertThat(alarm.ratio()).isCloseTo(1.6, org.assertj.core.data.Offset.offset(0.02));
+    }
+
+    @Test
     void aSlowdownOfTwelveHundredStepsIsNoSustainedShift() {
         DriftWatch w = new DriftWatch(DriftWatch.Settings.defaults());
         for (int i = 0; i < 10_000; i++) {
