@@ -231,7 +231,7 @@ public final class RobustRoofline implements LatencyDetector {
         boolean calm = elevatedShare < MAX_CALM_ELEVATED_SHARE;
         // the share of recent steps running 10% above the model: high while an episode (a throttle, a
         // regression) is under way, when neither the tail nor new cells may learn from what they see; judged by
-        // the steps in known cells, or by every step once the instance has moved to new work (NEW_WORK_RUN)
+        // the steps in known cells, and let fall by new work's steps near the model (NEW_WORK_RUN)
         stepsSinceKnown = known ? 0 : stepsSinceKnown + 1;
         if (known) {
             elevatedShare += ELEVATED_ALPHA * ((logRatio > LOG_ELEVATED ? 1 : 0) - elevatedShare);
