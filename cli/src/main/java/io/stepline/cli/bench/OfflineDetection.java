@@ -130,6 +130,8 @@ public final class OfflineDetection {
                 sink.rejected++;
             }
         };
+        // a log's lines carry no year: dated by the file's modification time, as file ingest dates them (LogFileReader)
+        long logReferenceNs = log ? Files.getLastModifiedTime(in).toMillis() * 1_000_000L : 0;
         try (BufferedReader r = Files.newBufferedReader(in, StandardCharsets.UTF_8)) {
             String line;
             while ((line = r.readLine()) != null) {
@@ -137,7 +139,7 @@ public final class OfflineDetection {
                     continue;
                 }
                 if (log) {
-                    logs.accept(source, line, 0, 0, logState, logSink);
+                    logs.accept(source, line, logReferenceNs, 0, logState, logSink);
                     continue;
                 }
                 byte[] bytes = OtlpDecoder.json(line).toByteArray();
