@@ -286,6 +286,9 @@ public final class CrashLoop {
 
     private List<OutputTopic> outputs() {
         List<OutputTopic> out = new ArrayList<>(OutputTopic.PIPELINE);
+        if (s.workload.kernelsPerRank() > 0) {
+            out.add(OutputTopic.KERNELS_RETAINED);
+        }
         if (s.reports) {
             out.addAll(OutputTopic.REPORTS);
         }
