@@ -20,6 +20,13 @@ public final class DetectorConfig {
     public static final double DEFAULT_BASELINE_SAMPLE_RATE = 0.002;
     /** How long a kernel batch waits for its step's verdict. */
     public static final long DEFAULT_PENDING_MAX_AGE_MS = 30_000;
+    /**
+     * How long a kernel batch may wait for its step's verdict when files or the simulator are
+     * replayed faster than real time (the demo, stepline run and replay, a crash loop's clean run):
+     * kernel batches go straight to the detector while their steps still queue in ingest, often for
+     * longer than the live default. The byte bound still applies.
+     */
+    public static final long REPLAY_PENDING_MAX_AGE_MS = 10 * 60_000L;
     /** Bytes of kernel batches that may wait at once (per stream task). */
     public static final long DEFAULT_PENDING_MAX_BYTES = 256L * 1024 * 1024;
     /** Exactly-once commit interval, the one every stage shares (StreamsApp.DEFAULT_COMMIT_INTERVAL_MS). */

@@ -19,6 +19,13 @@ public final class KernelLateness {
      * waits for its kernel evidence.
      */
     public static final int DEFAULT_STEPS = 1_000;
+    /**
+     * Input fed faster than real time: replays of files and topics, the demo, a crash loop's clean run. The
+     * kernel batches are the bulk of the bytes, and the detector reads them behind the steps by thousands of
+     * steps (the demo: up to 7,500). The reports wait as long before they triage a run, which there costs
+     * nothing but memory; 65,536 steps is about 8 minutes of a simulated instance's steps.
+     */
+    public static final int REPLAY_STEPS = 65_536;
     /** The largest lateness the detector accepts: the steps it keeps track of per instance grow with it. */
     public static final int MAX_STEPS = 1 << 20;
 

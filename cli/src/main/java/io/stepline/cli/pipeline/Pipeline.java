@@ -48,20 +48,6 @@ public final class Pipeline implements AutoCloseable {
     static final Duration INPUT_SETTLE = Duration.ofMillis(500);
     /** The least time the reports get to close their incidents and write their files at the end of a run. */
     static final Duration MIN_FLUSH = Duration.ofSeconds(60);
-    /**
-     * How long a kernel batch may wait for its step's verdict when files or the simulator are
-     * replayed faster than real time: kernel batches go straight to the detector while their steps
-     * still queue in ingest, often for longer than the live default. The byte bound still applies.
-     */
-    static final long REPLAY_PENDING_MAX_AGE_MS = 10 * 60_000L;
-    /**
-     * How many steps a kernel batch may come after its step when files or the simulator are replayed
-     * faster than real time, for the detector and the reports alike ({@link io.stepline.schemas.KernelLateness}):
-     * the kernels are the bulk of the bytes, and the detector reads them behind the steps (the demo:
-     * up to 6,244 steps behind, most batches after their verdict). The reports wait as long before they
-     * triage a run, which costs a replay nothing but memory; the live default would drop what comes later.
-     */
-    static final int REPLAY_KERNEL_LATENESS_STEPS = 65_536;
 
     private final String bootstrap;
     private final IngestService ingest;
@@ -80,7 +66,7 @@ public final class Pipeline implements AutoCloseable {
         this.ingest = new IngestService(IngestConfig.builder().applicationId(IngestConfig.DEFAULT_APPLICATION_ID + runId)
                 .stateDir(stateDir.resolve("ingest")).reorderWindowMs(REORDER_WINDOW_MS).listener(target.listener()).build());
         this.detector = new DetectorService(DetectorConfig.builder().applicationId(DetectorConfig.DEFAULT_APPLICATION_ID + runId).model(model)
-                .pendingLimits(live ? DetectorConfig.DEFAULT_PENDING_MAX_AGE_MS : REPLAY_PENDING_MAX_AGE_MS, DetectorConfig.DEFAULT_PENDING_MAX_BYTES)
+                .pendingLimits(live ? DetectorConfig.DEFAULT_PENDING_MAX_AGE_MS : DetectorConfig.REPLAY_PENDING_MAX_AGE_MS, DetectorConfig.DEFAULT_PENDING_MAX_BYTES)
                 .kernelLatenessSteps(kernelLatenessSteps(live))
                 .stateDir(stateDir.resolve("detector")).outputPrefix(outputPrefix).listener(target.listener()).build());
         this.reports = new ReportService(ReporterSettings.defaults(reportDir).withKernelLatenessSteps(kernelLatenessSteps(live)),
@@ -88,8 +74,9 @@ public final class Pipeline implements AutoCloseable {
                 .holdCommitsForOpenIncidents(false);
     }
 
+    /** Replays read the kernels behind their steps: the detector and the reports both take the replay lateness then. */
     private static int kernelLatenessSteps(boolean live) {
-        return live ? io.stepline.schemas.KernelLateness.DEFAULT_STEPS : REPLAY_KERNEL_LATENESS_STEPS;
+        return live ? io.stepline.schemas.KernelLateness.DEFAULT_STEPS : io.stepline.schemas.KernelLateness.REPLAY_STEPS;
     }
 
     /** Also posts incidents to Alertmanager (null: not); before {@link #start}. */

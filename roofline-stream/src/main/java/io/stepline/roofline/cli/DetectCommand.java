@@ -51,6 +51,11 @@ public final class DetectCommand implements Callable<Integer> {
                     + " the same (default: ${DEFAULT-VALUE}).")
     int kernelLatenessSteps;
 
+    @Option(names = "--pending-max-age-ms", defaultValue = "" + DetectorConfig.DEFAULT_PENDING_MAX_AGE_MS,
+            description = "How long a kernel batch waits for its step's verdict before it is dropped as expired; input replayed faster than"
+                    + " real time needs " + DetectorConfig.REPLAY_PENDING_MAX_AGE_MS + " (default: ${DEFAULT-VALUE}).")
+    long pendingMaxAgeMs;
+
     @Option(names = "--state-dir", description = "Kafka Streams state directory (default: a temporary directory).")
     Path stateDir;
 
@@ -73,7 +78,7 @@ public final class DetectCommand implements Callable<Integer> {
         DetectorConfig cfg;
         try {
             DetectorConfig.Builder b = DetectorConfig.builder().threads(threads).commitIntervalMs(commitIntervalMs).model(model).baselineSampleRate(baselineSample)
-                    .kernelLatenessSteps(kernelLatenessSteps).robustSettings(RobustRoofline.Settings.defaults().withBounds(sigma, minBound, maxBound)).listener(cluster.listener());
+                    .kernelLatenessSteps(kernelLatenessSteps).pendingLimits(pendingMaxAgeMs, DetectorConfig.DEFAULT_PENDING_MAX_BYTES).robustSettings(RobustRoofline.Settings.defaults().withBounds(sigma, minBound, maxBound)).listener(cluster.listener());
             if (stateDir != null) {
                 b.stateDir(stateDir);
             }
