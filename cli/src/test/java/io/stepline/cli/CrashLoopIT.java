@@ -13,9 +13,10 @@ import io.stepline.cli.chaos.Workload;
 
 /**
  * Issue 16, item 1, the CI form: broker, ingest, detect and report in four processes, five SIGKILLs
- * of a randomly chosen stage while a fixed workload is fed, and the committed steps, verdicts and
- * anomalies, and the report stage's incidents, alerts and incidents.jsonl, equal to a clean run's,
- * record for record (no alert lost, none repeated). The long form is {@code stepline chaos}.
+ * of a randomly chosen stage while a fixed workload with kernel batches is fed, and the committed
+ * steps, verdicts, anomalies and retained kernel batches, and the report stage's incidents, alerts and
+ * incidents.jsonl, equal to a clean run's, record for record (no alert lost, none repeated). The long
+ * form is {@code stepline chaos}.
  */
 class CrashLoopIT {
     @TempDir
@@ -25,9 +26,11 @@ class CrashLoopIT {
     void committedOutputAndReportsAfterFiveKillsEqualTheCleanRun() throws Exception {
         // The simulator's campaign: every fault type and a sustained regression, whose drift anomaly folds in the outlier
         // runs since it began. The report stage decides that by the steps it has read through, not by its pace, so the
-        // incidents, alerts and incidents.jsonl must match the clean run's (fed at once) exactly.
+        // incidents, alerts and incidents.jsonl must match the clean run's (fed at once) exactly. With kernel batches
+        // (40 per rank and step, the simulator's least), which reach the detector straight from the feed, ahead of their
+        // steps or behind them: the batches it retains, and the kernel evidence each incident is triaged with, too.
         // seed 5 kills report, detect, ingest, detect, report
-        CrashLoop.Settings settings = new CrashLoop.Settings().workload(new Workload.Settings(7, 4, "60s", 0, Workload.Settings.DEFAULT_FAULTS), 60)
+        CrashLoop.Settings settings = new CrashLoop.Settings().workload(new Workload.Settings(7, 4, "60s", 40, Workload.Settings.DEFAULT_FAULTS), 60)
                 .kills(5, 5)
                 .victims(java.util.List.of(CrashLoop.Stage.INGEST, CrashLoop.Stage.DETECT, CrashLoop.Stage.REPORT));
         CrashLoop.Result r = new CrashLoop(settings, line -> System.out.println("crash loop: " + line)).run(tmp);
@@ -42,6 +45,7 @@ class CrashLoopIT {
             assertThat(d.cleanRecords()).as("clean %s", d.topic()).isPositive();
             assertThat(d.describe()).as(d.topic().topicName()).endsWith("identical");
         }
+        assertThat(r.differences()).extracting(CommittedRecords.Difference::topic).contains(io.stepline.cli.chaos.OutputTopic.KERNELS_RETAINED);
         assertThat(r.identical()).isTrue();
         // the case the comparison is about: a sustained regression reported, with outlier runs folded into it
         assertThat(java.nio.file.Files.readString(tmp.resolve("clean").resolve("reports").resolve("incidents.jsonl")))

@@ -2,22 +2,15 @@ package io.stepline.reports;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import io.stepline.events.Anomaly;
 import io.stepline.events.AnomalyKind;
-import io.stepline.events.Incident;
 import io.stepline.events.InstanceRole;
 import io.stepline.events.LatencySource;
 import io.stepline.events.PhaseSpan;
@@ -50,30 +43,14 @@ class IncidentGroupingPaceTest {
         return (i >= 1000 && i < 1006) || (i >= 2500 && i < 2504) || (i >= 2700 && i < 2703) || (i >= 4000 && i < 4002) || i == 5800;
     }
 
+    static final OneInstance DETECTOR_OUTPUT = new OneInstance(INST, IncidentGroupingPaceTest::flagged, DRIFT_STEP, DRIFT_SINCE_STEP);
+
     static StepVerdict verdict(long i) {
-        long lat = flagged(i) ? 30_000_000L : 10_000_000L;
-        long start = T0 + i * STEP_NS;
-        return StepVerdict.newBuilder().setInstanceId(INST).setStepId(i).setStartUnixNano(start).setEndUnixNano(start + lat).setLatencyNs(lat)
-                .setExpectedNs(10e6).setBoundNs(13e6).setDeviationRatio(lat / 10e6).setVerdict(flagged(i) ? Verdict.OUTLIER : Verdict.NORMAL)
-                .setSeverity(flagged(i) ? Severity.HIGH : Severity.NONE).setModelKind("robust").setModelVersion(3).setProcessedTokens(4).build();
+        return DETECTOR_OUTPUT.verdict(i);
     }
 
-    /** What the detector wrote with the verdict of step {@code i}, in its order: the outlier, then the regression. */
     static List<Anomaly> anomalies(long i) {
-        List<Anomaly> out = new ArrayList<>();
-        long start = T0 + i * STEP_NS;
-        if (flagged(i)) {
-            out.add(Anomaly.newBuilder().setAnomalyId(INST + "/" + i).setInstanceId(INST).setKind(AnomalyKind.OUTLIER).setSeverity(Severity.HIGH)
-                    .setStartUnixNano(start).setEndUnixNano(start + 30_000_000L).setStepId(i).setLatencyNs(30_000_000L).setExpectedNs(10e6)
-                    .setBoundNs(13e6).setDeviationRatio(3.0).setModelKind("robust").setModelVersion(3)
-                    .setStep(IncidentReporterTest.step(INST, i, start, 30_000_000L)).build());
-        }
-        if (i == DRIFT_STEP) {
-            out.add(Anomaly.newBuilder().setAnomalyId(INST + "/drift/" + i).setInstanceId(INST).setKind(AnomalyKind.SUSTAINED_REGRESSION)
-                    .setSeverity(Severity.MEDIUM).setStartUnixNano(T0 + DRIFT_SINCE_STEP * STEP_NS).setEndUnixNano(start + 10_000_000L)
-                    .setStepId(i).setDeviationRatio(1.3).setModelKind("robust").setModelVersion(3).setReferenceModelVersion(1L).build());
-        }
-        return out;
+        return DETECTOR_OUTPUT.anomalies(i);
     }
 
     /** A wall clock the test moves. */
@@ -105,39 +82,19 @@ class IncidentGroupingPaceTest {
         }
     }
 
-    /** Everything a reporter published, in a form to compare across runs (report paths name the run's directory). */
+    /** Everything a reporter published, in a form to compare across runs. */
     record Output(Map<String, String> incidents, Map<String, String> alerts, List<String> incidentsFile) {}
 
-    private static final class Collect implements IncidentReporter.Publisher {
-        final Map<String, String> incidents = new TreeMap<>();
-        final Map<String, String> alerts = new LinkedHashMap<>();
-
-        @Override
-        public void incident(Incident i) {
-            i.setReportPath("");
-            assertThat(incidents.put(i.getIncidentId().toString(), i.toString())).as("incident %s published twice", i.getIncidentId()).isNull();
-        }
-
-        @Override
-        public void alert(String instance, String incidentId, String json) {
-            try {
-                ObjectNode n = (ObjectNode) new ObjectMapper().readTree(json);
-                n.remove("report_path");
-                assertThat(alerts.put(incidentId, n.toString())).as("alert %s sent twice", incidentId).isNull();
-            } catch (java.io.IOException e) {
-                throw new AssertionError(e);
-            }
-        }
+    private Output output(Path dir, PublishedOutput c) throws Exception {
+        return new Output(c.incidents, c.alerts, PublishedOutput.incidentsFile(dir));
     }
 
-    private Output output(Path dir, Collect c) throws Exception {
-        List<String> lines = new ArrayList<>();
-        for (String line : Files.readAllLines(dir.resolve("incidents.jsonl"))) {
-            ObjectNode n = (ObjectNode) new ObjectMapper().readTree(line);
-            n.remove("report_path");
-            lines.add(n.toString());
-        }
-        return new Output(c.incidents, c.alerts, lines);
+    /**
+     * The reporter's settings for this output, which has no kernels: no wait for them (kernel lateness 0), so runs are
+     * alerted when they end, and the run at 2500 is alerted before the regression at 3500 folds it in.
+     */
+    static ReporterSettings withoutKernels(Path dir) {
+        return ReporterSettings.defaults(dir).withKernelLatenessSteps(0);
     }
 
     /**
@@ -145,9 +102,9 @@ class IncidentGroupingPaceTest {
      * everything up to it, and no wall time passing: the way a reporter keeping up reads the topics.
      */
     Output prompt(Path dir) throws Exception {
-        Collect c = new Collect();
+        PublishedOutput c = new PublishedOutput();
         WallClock clock = new WallClock();
-        IncidentReporter r = new IncidentReporter(ReporterSettings.defaults(dir), c, clock);
+        IncidentReporter r = new IncidentReporter(withoutKernels(dir), c, clock);
         for (long i = 0; i < STEPS; i++) {
             r.accept(verdict(i));
             anomalies(i).forEach(r::accept);
@@ -165,9 +122,9 @@ class IncidentGroupingPaceTest {
      * regression read a block later found the runs it began before already written.
      */
     Output lagging(Path dir) throws Exception {
-        Collect c = new Collect();
+        PublishedOutput c = new PublishedOutput();
         WallClock clock = new WallClock();
-        IncidentReporter r = new IncidentReporter(ReporterSettings.defaults(dir), c, clock);
+        IncidentReporter r = new IncidentReporter(withoutKernels(dir), c, clock);
         int block = 700;
         for (long from = 0; from < STEPS + block; from += block) {
             for (long i = from; i < Math.min(STEPS, from + block); i++) {
@@ -240,7 +197,7 @@ class IncidentGroupingPaceTest {
      * The alerts it sent, by incident.
      */
     Map<String, String> samplingAlerts(Path dir, int stepsAhead) throws Exception {
-        Collect c = new Collect();
+        PublishedOutput c = new PublishedOutput();
         IncidentReporter r = new IncidentReporter(ReporterSettings.defaults(dir), c, new WallClock());
         DetectorPhases phases = new DetectorPhases();
         long stepsRead = 0;
@@ -286,7 +243,7 @@ class IncidentGroupingPaceTest {
 
     @Test
     void anInstanceThatStopsSendingStepsHasItsIncidentWrittenAfterTheIdleTime() throws Exception {
-        Collect c = new Collect();
+        PublishedOutput c = new PublishedOutput();
         ReporterSettings settings = ReporterSettings.defaults(tmp);
         WallClock clock = new WallClock();
         IncidentReporter r = new IncidentReporter(settings, c, clock);

@@ -20,6 +20,13 @@ public final class DetectorConfig {
     public static final double DEFAULT_BASELINE_SAMPLE_RATE = 0.002;
     /** How long a kernel batch waits for its step's verdict. */
     public static final long DEFAULT_PENDING_MAX_AGE_MS = 30_000;
+    /**
+     * How long a kernel batch may wait for its step's verdict when files or the simulator are
+     * replayed faster than real time (the demo, stepline run and replay, a crash loop's clean run):
+     * kernel batches go straight to the detector while their steps still queue in ingest, often for
+     * longer than the live default. The byte bound still applies.
+     */
+    public static final long REPLAY_PENDING_MAX_AGE_MS = 10 * 60_000L;
     /** Bytes of kernel batches that may wait at once (per stream task). */
     public static final long DEFAULT_PENDING_MAX_BYTES = 256L * 1024 * 1024;
     /** Exactly-once commit interval, the one every stage shares (StreamsApp.DEFAULT_COMMIT_INTERVAL_MS). */
@@ -33,6 +40,7 @@ public final class DetectorConfig {
     private final double baselineSampleRate;
     private final long pendingMaxAgeMs;
     private final long pendingMaxBytes;
+    private final int kernelLatenessSteps;
     private final Path stateDir;
     private final long commitIntervalMs;
     private final RetentionStats stats = new RetentionStats();
@@ -48,6 +56,7 @@ public final class DetectorConfig {
         this.baselineSampleRate = b.baselineSampleRate;
         this.pendingMaxAgeMs = b.pendingMaxAgeMs;
         this.pendingMaxBytes = b.pendingMaxBytes;
+        this.kernelLatenessSteps = b.kernelLatenessSteps;
         this.stateDir = b.stateDir;
         this.commitIntervalMs = b.commitIntervalMs;
         this.topicPrefix = b.outputPrefix;
@@ -89,6 +98,11 @@ public final class DetectorConfig {
         return pendingMaxBytes;
     }
 
+    /** Steps of its instance after which a kernel batch comes too late to be retained ({@link io.stepline.schemas.KernelLateness}). */
+    public int kernelLatenessSteps() {
+        return kernelLatenessSteps;
+    }
+
     public RetentionStats stats() {
         return stats;
     }
@@ -114,6 +128,7 @@ public final class DetectorConfig {
         private double baselineSampleRate = DEFAULT_BASELINE_SAMPLE_RATE;
         private long pendingMaxAgeMs = DEFAULT_PENDING_MAX_AGE_MS;
         private long pendingMaxBytes = DEFAULT_PENDING_MAX_BYTES;
+        private int kernelLatenessSteps = io.stepline.schemas.KernelLateness.DEFAULT_STEPS;
         private Path stateDir = Path.of(System.getProperty("java.io.tmpdir"), "stepline-streams");
         private long commitIntervalMs = DEFAULT_COMMIT_INTERVAL_MS;
         private String outputPrefix = "";
@@ -175,6 +190,19 @@ public final class DetectorConfig {
             }
             this.pendingMaxAgeMs = maxAgeMs;
             this.pendingMaxBytes = maxBytes;
+            return this;
+        }
+
+        /**
+         * How many steps of its instance a kernel batch may come after its step and still be retained; the
+         * report stage must wait as long ({@link io.stepline.schemas.KernelLateness}).
+         */
+        public Builder kernelLatenessSteps(int steps) {
+            String problem = io.stepline.schemas.KernelLateness.problem(steps);
+            if (problem != null) {
+                throw new IllegalArgumentException("kernel lateness " + problem);
+            }
+            this.kernelLatenessSteps = steps;
             return this;
         }
 

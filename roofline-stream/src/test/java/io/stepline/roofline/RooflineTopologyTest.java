@@ -171,24 +171,30 @@ class RooflineTopologyTest {
     }
 
     @Test
-    void batchesArrivingLongAfterTheirStepAreDecidedNotParked() {
+    void batchesComingTheKernelLatenessBehindTheirStepAreDroppedWhateverTheirVerdict() {
         DetectorConfig cfg = DetectorConfig.builder().stateDir(state).baselineSampleRate(0).build();
+        int lateness = cfg.kernelLatenessSteps();
         try (TopologyTestDriver driver = new TopologyTestDriver(RooflineTopology.build(cfg), cfg.streamsProperties("dummy:9092"))) {
             TestInputTopic<String, byte[]> steps = driver.createInputTopic(Topics.STEPS.topicName(), new StringSerializer(), new ByteArraySerializer());
             TestInputTopic<String, byte[]> kernels = driver.createInputTopic(Topics.KERNELS.topicName(), new StringSerializer(), new ByteArraySerializer());
             TestOutputTopic<String, byte[]> retained = driver.createOutputTopic(Topics.KERNELS_RETAINED.topicName(), new StringDeserializer(), new ByteArrayDeserializer());
             SplittableRandom rng = new SplittableRandom(3);
-            int n = 11_000; // more than the verdict cache holds, so step 2500's verdict has left it
+            int n = 2501 + lateness;
             for (int i = 0; i < n; i++) {
-                steps.pipeInput("i-1", EventSerdes.STEP.encode(Steps.step(rng, "i-1", i, i * 10_000_000L, Steps.Noise.LOGNORMAL, i == 2500 ? 3 : 1)));
+                boolean slow = i == 2500 || i == 2600;
+                steps.pipeInput("i-1", EventSerdes.STEP.encode(Steps.step(rng, "i-1", i, i * 10_000_000L, Steps.Noise.LOGNORMAL, slow ? 3 : 1)));
             }
-            kernels.pipeInput("i-1", EventSerdes.KERNEL_BATCH.encode(kernels("i-1", 2500))); // an outlier's batch, very late
-            kernels.pipeInput("i-1", EventSerdes.KERNEL_BATCH.encode(kernels("i-1", 2501))); // a normal step's batch, very late
+            // the steps have reached 2500 + lateness: the outlier at 2600 is within reach, the one at 2500 not
+            kernels.pipeInput("i-1", EventSerdes.KERNEL_BATCH.encode(kernels("i-1", 2500)));
+            kernels.pipeInput("i-1", EventSerdes.KERNEL_BATCH.encode(kernels("i-1", 2600)));
+            kernels.pipeInput("i-1", EventSerdes.KERNEL_BATCH.encode(kernels("i-1", 2601))); // a normal step's batch
             kernels.pipeInput("i-1", EventSerdes.KERNEL_BATCH.encode(kernels("i-1", n + 5))); // a step still to come: waits
             List<RetainedKernelBatch> kept = new ArrayList<>();
             retained.readValuesToList().forEach(v -> kept.add(EventSerdes.RETAINED_KERNELS.decode(v)));
-            assertThat(kept).extracting(r -> r.getBatch().getStepId()).containsExactly(2500L);
+            assertThat(kept).extracting(r -> r.getBatch().getStepId()).containsExactly(2600L);
             assertThat(kept.get(0).getVerdict()).isEqualTo(Verdict.OUTLIER);
+            assertThat(cfg.stats().lateBatches.sum()).as("the outlier at 2500, too late").isEqualTo(1);
+            assertThat(cfg.stats().mostStepsBehind.get()).isEqualTo(lateness);
             assertThat(cfg.stats().droppedBatches.sum()).isEqualTo(1);
             assertThat(cfg.stats().waitingBatches.sum()).isEqualTo(1);
         }

@@ -174,6 +174,15 @@ public final class CrashLoop {
                     if (st == Stage.INGEST) {
                         args.addAll(List.of("--http-port", Integer.toString(httpPort), "--grpc-port", "-1"));
                     }
+                    if (s.workload.kernelsPerRank() > 0 && (st == Stage.DETECT || st == Stage.REPORT)) {
+                        // the clean run is fed at once, a replay: the detector reads kernel batches thousands of steps behind
+                        // their steps and others long before them, and both stages must allow for it in both runs to retain
+                        // and triage alike, as stepline demo and run do
+                        args.addAll(List.of("--kernel-lateness-steps", Integer.toString(io.stepline.schemas.KernelLateness.REPLAY_STEPS)));
+                        if (st == Stage.DETECT) {
+                            args.addAll(List.of("--pending-max-age-ms", Long.toString(DetectorConfig.REPLAY_PENDING_MAX_AGE_MS)));
+                        }
+                    }
                     args.addAll(s.stageArgs.getOrDefault(st, List.of()));
                     StageProcess p = new StageProcess(name, args, dir.resolve(name + ".log"), s.heap).start();
                     stages.computeIfAbsent(st, k -> new ArrayList<>()).add(p);
@@ -286,6 +295,9 @@ public final class CrashLoop {
 
     private List<OutputTopic> outputs() {
         List<OutputTopic> out = new ArrayList<>(OutputTopic.PIPELINE);
+        if (s.workload.kernelsPerRank() > 0) {
+            out.add(OutputTopic.KERNELS_RETAINED);
+        }
         if (s.reports) {
             out.addAll(OutputTopic.REPORTS);
         }

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import io.stepline.events.Anomaly;
 import io.stepline.events.Incident;
+import io.stepline.events.RetainedKernelBatch;
 import io.stepline.events.StepRecord;
 import io.stepline.events.StepVerdict;
 import io.stepline.schemas.EventSerdes;
@@ -32,6 +33,14 @@ public enum OutputTopic {
     ANOMALIES(Topics.ANOMALIES, bytes -> {
         Anomaly a = EventSerdes.ANOMALY.decode(bytes);
         return new Named(a.getAnomalyId().toString(), a.toString());
+    }),
+    /**
+     * The kernel batches the detector retained: which ones, and what it said of their steps, must not depend on the
+     * order it read the steps and the kernels in, nor on its restarts (one per instance, step and rank).
+     */
+    KERNELS_RETAINED(Topics.KERNELS_RETAINED, bytes -> {
+        RetainedKernelBatch r = EventSerdes.RETAINED_KERNELS.decode(bytes);
+        return new Named(r.getBatch().getInstanceId() + "/" + r.getBatch().getStepId() + "/" + r.getBatch().getRank(), r.toString());
     }),
     /** The report stage's incidents (Avro, one per incident id). */
     INCIDENTS(Topics.INCIDENTS, bytes -> {

@@ -48,12 +48,6 @@ public final class Pipeline implements AutoCloseable {
     static final Duration INPUT_SETTLE = Duration.ofMillis(500);
     /** The least time the reports get to close their incidents and write their files at the end of a run. */
     static final Duration MIN_FLUSH = Duration.ofSeconds(60);
-    /**
-     * How long a kernel batch may wait for its step's verdict when files or the simulator are
-     * replayed faster than real time: kernel batches go straight to the detector while their steps
-     * still queue in ingest, often for longer than the live default. The byte bound still applies.
-     */
-    static final long REPLAY_PENDING_MAX_AGE_MS = 10 * 60_000L;
 
     private final String bootstrap;
     private final IngestService ingest;
@@ -72,10 +66,17 @@ public final class Pipeline implements AutoCloseable {
         this.ingest = new IngestService(IngestConfig.builder().applicationId(IngestConfig.DEFAULT_APPLICATION_ID + runId)
                 .stateDir(stateDir.resolve("ingest")).reorderWindowMs(REORDER_WINDOW_MS).listener(target.listener()).build());
         this.detector = new DetectorService(DetectorConfig.builder().applicationId(DetectorConfig.DEFAULT_APPLICATION_ID + runId).model(model)
-                .pendingLimits(live ? DetectorConfig.DEFAULT_PENDING_MAX_AGE_MS : REPLAY_PENDING_MAX_AGE_MS, DetectorConfig.DEFAULT_PENDING_MAX_BYTES)
+                .pendingLimits(live ? DetectorConfig.DEFAULT_PENDING_MAX_AGE_MS : DetectorConfig.REPLAY_PENDING_MAX_AGE_MS, DetectorConfig.DEFAULT_PENDING_MAX_BYTES)
+                .kernelLatenessSteps(kernelLatenessSteps(live))
                 .stateDir(stateDir.resolve("detector")).outputPrefix(outputPrefix).listener(target.listener()).build());
-        this.reports = new ReportService(ReporterSettings.defaults(reportDir), ReportService.DEFAULT_GROUP_ID + runId, outputPrefix, live)
+        this.reports = new ReportService(ReporterSettings.defaults(reportDir).withKernelLatenessSteps(kernelLatenessSteps(live)),
+                ReportService.DEFAULT_GROUP_ID + runId, outputPrefix, live)
                 .holdCommitsForOpenIncidents(false);
+    }
+
+    /** Replays read the kernels behind their steps: the detector and the reports both take the replay lateness then. */
+    private static int kernelLatenessSteps(boolean live) {
+        return live ? io.stepline.schemas.KernelLateness.DEFAULT_STEPS : io.stepline.schemas.KernelLateness.REPLAY_STEPS;
     }
 
     /** Also posts incidents to Alertmanager (null: not); before {@link #start}. */

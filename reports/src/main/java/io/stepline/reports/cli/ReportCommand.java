@@ -38,6 +38,11 @@ public final class ReportCommand implements Callable<Integer> {
     @Option(names = "--tpot-slo", defaultValue = "" + ReporterSettings.DEFAULT_TPOT_SLO_S, description = "TPOT SLO in seconds (default: ${DEFAULT-VALUE}).")
     double tpot;
 
+    @Option(names = "--kernel-lateness-steps", defaultValue = "" + io.stepline.schemas.KernelLateness.DEFAULT_STEPS,
+            description = "The detector's --kernel-lateness-steps (or more): a run is triaged and alerted once the steps read through pass its"
+                    + " last by this many, when every kernel batch the detector retains of it has been read (default: ${DEFAULT-VALUE}).")
+    int kernelLatenessSteps;
+
     @Option(names = "--alertmanager", paramLabel = "URL",
             description = "Also post each incident to this Alertmanager (API v2, e.g. http://127.0.0.1:9093): firing while it lasts, resolved when it ends.")
     String alertmanagerUrl;
@@ -52,7 +57,7 @@ public final class ReportCommand implements Callable<Integer> {
         ReporterSettings settings;
         AlertmanagerSink sink;
         try {
-            settings = ReporterSettings.defaults(out).withSlos(ttft, tpot);
+            settings = ReporterSettings.defaults(out).withSlos(ttft, tpot).withKernelLatenessSteps(kernelLatenessSteps);
             sink = alertmanagerSink(alertmanagerUrl);
             String problem = memberName == null ? null : io.stepline.kafka.StreamsApp.memberNameProblem(memberName);
             if (problem != null) {

@@ -53,11 +53,14 @@ import io.stepline.evaluation.OutlierRuns;
  * <p>Grouping does not depend on the pace the topics are read at. An instance's anomalies are applied
  * in the order they were read, and only once {@link #readThrough} says that every anomaly of the
  * steps up to theirs has been read; a run ends (and is alerted) when the steps read through pass its
- * gap, and its incident is written once they pass {@link ReporterSettings#horizonSteps} after it, when
- * no sustained regression can fold it in any more. Each of these happens at a step, in step order,
- * so the same anomalies give the same incidents and alerts however far the verdicts ran ahead. The
- * one exception is {@link #closeIdle}: an instance silent for {@link ReporterSettings#idleCloseMs} of
- * wall time has its incidents written at once.
+ * gap; it is triaged and alerted once they pass its last step by the detector's kernel lateness
+ * ({@link ReporterSettings#kernelLatenessSteps}), when every kernel batch the detector retains of its
+ * steps and of the steps before it has been read; and its incident is written once they pass
+ * {@link ReporterSettings#horizonSteps} after it, when no sustained regression can fold it in any more.
+ * Each of these happens at a step, in step order, so the same anomalies and kernels give the same
+ * incidents and alerts however far the verdicts or the kernels ran ahead. The one exception is
+ * {@link #closeIdle}: an instance silent for {@link ReporterSettings#idleCloseMs} of wall time has its
+ * incidents written at once.
  */
 public final class IncidentReporter {
     /** Where incidents and alerts go (Kafka in the service, a list in tests). */
@@ -84,7 +87,7 @@ public final class IncidentReporter {
     static final int MIN_VERDICTS_FOR_SHARE = 100;
     /** Incident gaps widen at most 20x for sampled instances. */
     static final double MIN_JUDGED_SHARE = 0.05;
-    static final int MAX_KERNEL_STEPS_PER_INSTANCE = 4096;
+    /** Baseline batches a run (or a sustained regression, before and after its start) is compared with: the newest before it. */
     static final int MAX_BASELINE_BATCHES = 256;
     static final int SCATTER_SAMPLES = 1500;
     static final int SCATTER_EVERY = 4;
@@ -161,12 +164,15 @@ public final class IncidentReporter {
         /** Anomalies read but not applied yet, by step (in the order read within a step): the steps up to theirs are not known to be complete. */
         final TreeMap<Long, Deque<Anomaly>> pending = new TreeMap<>();
         int pendingCount;
-        /** Runs that have ended (and were alerted) whose incident waits for the horizon: a sustained regression may still fold them in. */
+        /** Runs that have ended whose incident waits for the horizon (and for their triage): a sustained regression may still fold them in. */
         final List<OutlierRuns.Run> ended = new ArrayList<>();
+        /** Ended runs not yet triaged and alerted, oldest first: their kernels may still come, up to the kernel lateness after them. */
+        final Deque<OutlierRuns.Run> untriaged = new ArrayDeque<>();
+        /** Sustained regressions applied whose triage and alert wait, like a run's, for the kernels of their steps. */
+        final Deque<PendingDrift> drifts = new ArrayDeque<>();
         /**
          * The evidence each ended run was alerted with, by its first step: its incident is written with the same,
-         * though the kernel baseline (the newest {@link #MAX_BASELINE_BATCHES} batches) may have moved past the run
-         * by the horizon, 2,000 steps on, and would leave its triage nothing from before it to compare with.
+         * though the baseline batches held by then may no longer reach back before the run.
          */
         final Map<Long, Evidence> alertedEvidence = new HashMap<>();
         /** Every anomaly of the steps up to this one has been read (-1: none known yet). */
@@ -179,13 +185,8 @@ public final class IncidentReporter {
         long verdictsSeen;
         /** Judged verdicts (not warming up). */
         long verdictCount;
-        final Map<Long, List<KernelBatch>> kernels = new LinkedHashMap<>(256, 0.75f, false) {
-            @Override
-            protected boolean removeEldestEntry(Map.Entry<Long, List<KernelBatch>> eldest) {
-                return size() > MAX_KERNEL_STEPS_PER_INSTANCE;
-            }
-        };
-        final Deque<KernelBatch> baseline = new ArrayDeque<>();
+        final OutlierBatches kernels = new OutlierBatches();
+        final BaselineBatches baseline = new BaselineBatches();
         final Deque<ScatterPlot.Point> scatter = new ArrayDeque<>();
         /** Judged steps over time, and the windows of the incidents being written. */
         final Timeline timeline = new Timeline();
@@ -279,6 +280,9 @@ public final class IncidentReporter {
         for (OutlierRuns.Run r : in.ended) {
             since = Math.min(since, r.startNs);
         }
+        for (PendingDrift d : in.drifts) {
+            since = Math.min(since, d.anomaly().getStartUnixNano());
+        }
         for (Deque<Anomaly> atStep : in.pending.values()) {
             for (Anomaly a : atStep) {
                 since = Math.min(since, a.getStartUnixNano());
@@ -298,8 +302,7 @@ public final class IncidentReporter {
     /** The first kernel's start of the oldest baseline batch the instance holds (Long.MAX_VALUE if none): triage compares incidents with them. */
     public long baselineSinceNs(String instance) {
         Instance in = instances.get(instance);
-        KernelBatch oldest = in == null ? null : in.baseline.peekFirst();
-        return oldest == null ? Long.MAX_VALUE : firstKernelNs(oldest);
+        return in == null ? Long.MAX_VALUE : in.baseline.oldestNs();
     }
 
     /** When a kernel batch began (its first record's start; 0 if it has none). */
@@ -335,6 +338,29 @@ public final class IncidentReporter {
         if (stepId > in.readThrough) {
             in.readThrough = stepId;
             advance(in);
+            letGoOfKernels(in);
+        }
+    }
+
+    /**
+     * Lets go of the kernel batches that nothing still to be triaged can use, by the steps read through: the
+     * outlier batches of steps before the oldest run not yet triaged (or before the next step), and the baseline
+     * batches below that and below the steps whose retained batches have all been read (the kernel lateness
+     * behind), but the newest {@link #MAX_BASELINE_BATCHES}. While a sustained regression waits for its triage,
+     * which looks back by time, no baseline goes.
+     */
+    private void letGoOfKernels(Instance in) {
+        long runsFrom = in.readThrough + 1;
+        OutlierRuns.Run open = in.runs.open();
+        if (open != null) {
+            runsFrom = Math.min(runsFrom, open.firstStep);
+        }
+        if (!in.untriaged.isEmpty()) {
+            runsFrom = Math.min(runsFrom, in.untriaged.peekFirst().firstStep);
+        }
+        in.kernels.evict(runsFrom);
+        if (in.drifts.isEmpty()) {
+            in.baseline.evict(Math.min(runsFrom, in.readThrough - settings.kernelLatenessSteps() + 1), MAX_BASELINE_BATCHES);
         }
     }
 
@@ -345,22 +371,30 @@ public final class IncidentReporter {
     /**
      * Everything that happens up to the instance's {@code readThrough}, one at a time in step order: the
      * anomalies by step, an event at a step below the next anomaly's before it, the anomaly before events
-     * at its own step. Done in this order, the outcome does not depend on how {@code readThrough} moved there
-     * (in one jump or many small ones), which is what makes it independent of the pace of the input.
+     * at its own step, and events at one step in the order a run ends, runs are triaged and alerted,
+     * regressions, incidents are written. Done in this order, the outcome does not depend on how
+     * {@code readThrough} moved there (in one jump or many small ones), which is what makes it independent
+     * of the pace of the input.
      */
     private void advance(Instance in) {
         while (true) {
             long anomalyAt = !in.pending.isEmpty() && in.pending.firstKey() <= in.readThrough ? in.pending.firstKey() : Long.MAX_VALUE;
             OutlierRuns.Run open = in.runs.open();
             long endAt = open == null ? Long.MAX_VALUE : open.lastStep + in.gapSteps() + 1;
-            long writeAt = in.ended.isEmpty() ? Long.MAX_VALUE : in.ended.get(0).lastStep + in.horizonSteps() + 1;
-            long eventAt = Math.min(endAt, writeAt);
+            long triageAt = in.untriaged.isEmpty() ? Long.MAX_VALUE : kernelsReadAt(in.untriaged.peekFirst().lastStep);
+            long driftAt = in.drifts.isEmpty() ? Long.MAX_VALUE : kernelsReadAt(stepOf(in.drifts.peekFirst().anomaly()));
+            long writeAt = in.ended.isEmpty() ? Long.MAX_VALUE : writeAt(in, in.ended.get(0));
+            long eventAt = Math.min(Math.min(endAt, triageAt), Math.min(driftAt, writeAt));
             if (eventAt <= in.readThrough && eventAt < anomalyAt) {
-                if (endAt <= writeAt) {
+                if (endAt == eventAt) {
                     OutlierRuns.Run done = in.runs.flush();
                     if (done != null) {
                         ended(in, done);
                     }
+                } else if (triageAt == eventAt) {
+                    triage(in, in.untriaged.removeFirst());
+                } else if (driftAt == eventAt) {
+                    finishDrift(in, in.drifts.removeFirst());
                 } else {
                     finish(in, in.ended.remove(0));
                 }
@@ -378,10 +412,21 @@ public final class IncidentReporter {
         }
     }
 
+    /** The step once read through which every kernel batch the detector retains of {@code step} and the steps before it has been read. */
+    private long kernelsReadAt(long step) {
+        return step + settings.kernelLatenessSteps();
+    }
+
+    /** When an ended run's incident is written: at the horizon after it, and not before it has been triaged. */
+    private long writeAt(Instance in, OutlierRuns.Run run) {
+        long at = run.lastStep + in.horizonSteps() + 1;
+        return in.untriaged.peekFirst() == run ? Math.max(at, kernelsReadAt(run.lastStep)) : at;
+    }
+
     private void apply(Instance in, Anomaly a) {
         if (a.getKind() == AnomalyKind.SUSTAINED_REGRESSION) {
-            // every anomaly and retained kernel batch up to its step is read: its report need not wait
-            finishDrift(in, prepareDrift(in, a));
+            // every anomaly up to its step is read: which runs it folds is settled now; its triage waits for the kernels
+            in.drifts.addLast(prepareDrift(in, a));
             return;
         }
         in.anomalies.addLast(a);
@@ -407,28 +452,34 @@ public final class IncidentReporter {
         }
     }
 
-    /** A run is over: alerted now, written at the horizon unless a sustained regression folds it in first. */
+    /**
+     * A run is over: triaged and alerted once its kernels are read ({@link #triage}), written at the horizon,
+     * unless a sustained regression folds it in first.
+     */
     private void ended(Instance in, OutlierRuns.Run run) {
         in.ended.add(run);
+        in.untriaged.addLast(run);
         Timeline.Capture c = in.captures.get(run.firstStep);
         if (c != null) {
             Timeline.ended(c, run.endNs);
         }
+    }
+
+    /** An ended run's kernels have all been read: its evidence is settled, and its alert goes out with it. */
+    private void triage(Instance in, OutlierRuns.Run run) {
         Evidence e = evidence(in, run);
         in.alertedEvidence.put(run.firstStep, e);
         alert(in, in.id + "-" + run.firstStep, e.worst(), run.startNs, run.endNs, AnomalyKind.OUTLIER, e.triage().classification(),
                 e.triage().summary(), List.of());
     }
 
+    /** A retained kernel batch read (at the pace of its own topic: held by step until the runs that may use it are triaged). */
     public void accept(RetainedKernelBatch r) {
         Instance in = inst(r.getBatch().getInstanceId());
         if (r.getBaseline()) {
-            in.baseline.addLast(r.getBatch());
-            if (in.baseline.size() > MAX_BASELINE_BATCHES) {
-                in.baseline.removeFirst();
-            }
+            in.baseline.add(r.getBatch());
         } else {
-            in.kernels.computeIfAbsent(r.getBatch().getStepId(), k -> new ArrayList<>()).add(r.getBatch());
+            in.kernels.add(r.getBatch());
         }
     }
 
@@ -499,7 +550,7 @@ public final class IncidentReporter {
      */
     public void closeIdle(long nowMs) {
         for (Instance in : instances.values()) {
-            boolean holding = in.runs.open() != null || !in.ended.isEmpty() || !in.pending.isEmpty();
+            boolean holding = in.runs.open() != null || !in.ended.isEmpty() || !in.pending.isEmpty() || !in.drifts.isEmpty();
             if (holding && nowMs - in.lastReadWallMs >= settings.idleCloseMs()) {
                 closeAll(in);
             }
@@ -552,21 +603,13 @@ public final class IncidentReporter {
             if (a.getStep() != null) {
                 steps.add(a.getStep());
             }
-            List<KernelBatch> kb = in.kernels.get(a.getStepId());
-            if (kb != null) {
-                kernels.addAll(kb);
-            }
+            kernels.addAll(in.kernels.of(stepOf(a)));
             if (a.getSeverity().ordinal() > worst.ordinal()) {
                 worst = a.getSeverity();
             }
         }
         // compare with what the instance ran before the incident, not during or after it
-        List<KernelBatch> before = new ArrayList<>();
-        for (KernelBatch b : in.baseline) {
-            if (!b.getKernels().isEmpty() && b.getKernels().get(0).getStartNs() < run.startNs) {
-                before.add(b);
-            }
-        }
+        List<KernelBatch> before = in.baseline.newestBefore(run.firstStep, MAX_BASELINE_BATCHES);
         // the phases of the instance before the incident: what the detector had learned when it flagged the run's first step
         // (an anomaly from an older detector carries none: no phase evidence)
         Map<String, Double> phaseBaseline = as.isEmpty() ? Map.of() : as.get(0).getPhaseBaselineNs();
@@ -618,11 +661,11 @@ public final class IncidentReporter {
     }
 
     /**
-     * A sustained regression is applied: the outlier runs since it began are folded into it, and the
-     * kernels the instance ran clearly before it are taken. Every anomaly and retained kernel batch up
-     * to its step has been read by then, so which runs it folds and what its triage sees do not depend
-     * on the order the reporter read the topics in. Runs that were alerted when they ended are named in
-     * its alert ({@code merged_incidents}); they get no incident of their own.
+     * A sustained regression is applied: the outlier runs since it began are folded into it. Every anomaly
+     * up to its step has been read by then, so which runs it folds does not depend on the order the reporter
+     * read the topics in; its triage ({@link #finishDrift}) waits, as a run's does, until the kernels of its
+     * steps have been read. Runs that were alerted by then are named in its alert ({@code merged_incidents});
+     * they get no incident of their own.
      */
     private PendingDrift prepareDrift(Instance in, Anomaly a) {
         long start = a.getStartUnixNano();
@@ -645,6 +688,7 @@ public final class IncidentReporter {
                 }
                 dropCapture(in, run.firstStep);
                 in.alertedEvidence.remove(run.firstStep);
+                in.untriaged.remove(run);
                 absorbedRuns++;
                 firstStep = Math.min(firstStep, run.firstStep);
                 in.ended.remove(i--);
@@ -671,14 +715,6 @@ public final class IncidentReporter {
                 firstStep = Math.min(firstStep, x.getStepId() == null ? firstStep : x.getStepId());
             }
         }
-        List<KernelBatch> before = new ArrayList<>();
-        for (KernelBatch b : in.baseline) {
-            long t = b.getKernels().isEmpty() ? 0 : b.getKernels().get(0).getStartNs();
-            // the drift is noticed after the window has absorbed the change: compare with clearly earlier steps
-            if (t < start - DRIFT_LOOKBACK_NS) {
-                before.add(b);
-            }
-        }
         Timeline.Capture capture = in.timeline.open(start);
         Timeline.ended(capture, a.getEndUnixNano());
         publisher.opened(Incident.newBuilder().setIncidentId(driftId).setInstanceId(in.id).setKind(AnomalyKind.SUSTAINED_REGRESSION)
@@ -686,11 +722,12 @@ public final class IncidentReporter {
                 .setLastStepId(stepOf(a)).setNumSteps((int) absorbedSteps).setStartUnixNano(start)
                 .setEndUnixNano(a.getEndUnixNano()).setMaxDeviationRatio(a.getDeviationRatio())
                 .setSummary(String.format(Locale.ROOT, "sustained regression: %.2fx", a.getDeviationRatio())).build());
-        return new PendingDrift(a, firstStep, absorbedSteps, absorbedRuns, before, capture, List.copyOf(merged));
+        return new PendingDrift(a, firstStep, absorbedSteps, absorbedRuns, capture, List.copyOf(merged));
     }
 
-    private record PendingDrift(Anomaly anomaly, long firstStep, long absorbedSteps, long absorbedRuns, List<KernelBatch> before,
-                                Timeline.Capture capture, List<String> mergedAlerts) {}
+    /** A sustained regression applied, the runs it folded in counted, waiting for the kernels of its steps to be triaged. */
+    private record PendingDrift(Anomaly anomaly, long firstStep, long absorbedSteps, long absorbedRuns, Timeline.Capture capture,
+                                List<String> mergedAlerts) {}
 
     /**
      * The page an alert of a run that a sustained regression folded in points to: the run has no report of
@@ -744,14 +781,10 @@ public final class IncidentReporter {
         long firstStep = p.firstStep();
         long absorbedSteps = p.absorbedSteps();
         long absorbedRuns = p.absorbedRuns();
-        List<KernelBatch> before = p.before();
-        List<KernelBatch> after = new ArrayList<>();
-        for (KernelBatch b : in.baseline) {
-            long t = b.getKernels().isEmpty() ? 0 : b.getKernels().get(0).getStartNs();
-            if (t >= start) {
-                after.add(b);
-            }
-        }
+        // the baselines since the regression began, up to the step that raised it, against clearly earlier ones: the
+        // drift is noticed after the window has absorbed the change
+        List<KernelBatch> after = in.baseline.newestThrough(stepOf(a), t -> t >= start, MAX_BASELINE_BATCHES);
+        List<KernelBatch> before = in.baseline.newestThrough(stepOf(a), t -> t < start - DRIFT_LOOKBACK_NS, MAX_BASELINE_BATCHES);
         Triage t = Triager.triage(new Triager.Input(in.role, List.of(), Map.of(), after, before));
         List<String> evidence = new ArrayList<>();
         evidence.add(String.format(Locale.ROOT, "the instance's model has stayed %.2fx above its reference model (version %s) since %s",

@@ -7,7 +7,7 @@ import io.stepline.evaluation.OutlierRuns;
 
 /** Validated settings of the reporter, with documented defaults. */
 public record ReporterSettings(Path outDir, double ttftSloS, double tpotSloS, int maxGapSteps, long maxGapNs, int minSteps,
-                               long alertIntervalNs, int horizonSteps, long idleCloseMs) {
+                               long alertIntervalNs, int horizonSteps, long idleCloseMs, int kernelLatenessSteps) {
     /** StriaTrace's production SLOs. */
     public static final double DEFAULT_TTFT_SLO_S = 10;
     /** StriaTrace's production SLO for the time per output token. */
@@ -38,6 +38,10 @@ public record ReporterSettings(Path outDir, double ttftSloS, double tpotSloS, in
         if (maxGapSteps < 0 || maxGapNs < 0 || minSteps < 1 || alertIntervalNs < 0 || idleCloseMs < 0) {
             throw new IllegalArgumentException("gaps, intervals and delays must be >= 0 and minSteps >= 1");
         }
+        String lateness = io.stepline.schemas.KernelLateness.problem(kernelLatenessSteps);
+        if (lateness != null) {
+            throw new IllegalArgumentException("kernel lateness " + lateness);
+        }
         if (horizonSteps <= maxGapSteps) {
             throw new IllegalArgumentException("the horizon (" + horizonSteps + " steps) must be longer than the gap within a run (" + maxGapSteps + ")");
         }
@@ -46,15 +50,24 @@ public record ReporterSettings(Path outDir, double ttftSloS, double tpotSloS, in
     public static ReporterSettings defaults(Path outDir) {
         return new ReporterSettings(outDir, DEFAULT_TTFT_SLO_S, DEFAULT_TPOT_SLO_S, OutlierRuns.DEFAULT_MAX_GAP_STEPS,
                 OutlierRuns.DEFAULT_MAX_GAP_NS, OutlierRuns.DEFAULT_MIN_STEPS, DEFAULT_ALERT_INTERVAL_NS, DEFAULT_HORIZON_STEPS,
-                DEFAULT_IDLE_CLOSE_MS);
+                DEFAULT_IDLE_CLOSE_MS, io.stepline.schemas.KernelLateness.DEFAULT_STEPS);
     }
 
     public ReporterSettings withSlos(double ttft, double tpot) {
-        return new ReporterSettings(outDir, ttft, tpot, maxGapSteps, maxGapNs, minSteps, alertIntervalNs, horizonSteps, idleCloseMs);
+        return new ReporterSettings(outDir, ttft, tpot, maxGapSteps, maxGapNs, minSteps, alertIntervalNs, horizonSteps, idleCloseMs, kernelLatenessSteps);
     }
 
     /** The same with another horizon (steps after a run before its incident is written; see {@link #DEFAULT_HORIZON_STEPS}). */
     public ReporterSettings withHorizonSteps(int steps) {
-        return new ReporterSettings(outDir, ttftSloS, tpotSloS, maxGapSteps, maxGapNs, minSteps, alertIntervalNs, steps, idleCloseMs);
+        return new ReporterSettings(outDir, ttftSloS, tpotSloS, maxGapSteps, maxGapNs, minSteps, alertIntervalNs, steps, idleCloseMs, kernelLatenessSteps);
+    }
+
+    /**
+     * The same with another kernel lateness: the detector's ({@link io.stepline.schemas.KernelLateness}), or more.
+     * A run's kernel evidence is taken once the steps read through pass its last step by this many; with a
+     * shorter wait than the detector's a batch it still retains may come after its run was triaged.
+     */
+    public ReporterSettings withKernelLatenessSteps(int steps) {
+        return new ReporterSettings(outDir, ttftSloS, tpotSloS, maxGapSteps, maxGapNs, minSteps, alertIntervalNs, horizonSteps, idleCloseMs, steps);
     }
 }

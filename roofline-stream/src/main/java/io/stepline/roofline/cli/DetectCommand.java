@@ -46,6 +46,16 @@ public final class DetectCommand implements Callable<Integer> {
             description = "Share of NORMAL steps whose kernels are kept as a baseline (default: ${DEFAULT-VALUE}).")
     double baselineSample;
 
+    @Option(names = "--kernel-lateness-steps", defaultValue = "" + io.stepline.schemas.KernelLateness.DEFAULT_STEPS,
+            description = "Steps of its instance a kernel batch may come after its step and still be retained; `stepline report` must be given"
+                    + " the same (default: ${DEFAULT-VALUE}).")
+    int kernelLatenessSteps;
+
+    @Option(names = "--pending-max-age-ms", defaultValue = "" + DetectorConfig.DEFAULT_PENDING_MAX_AGE_MS,
+            description = "How long a kernel batch waits for its step's verdict before it is dropped as expired; input replayed faster than"
+                    + " real time needs " + DetectorConfig.REPLAY_PENDING_MAX_AGE_MS + " (default: ${DEFAULT-VALUE}).")
+    long pendingMaxAgeMs;
+
     @Option(names = "--state-dir", description = "Kafka Streams state directory (default: a temporary directory).")
     Path stateDir;
 
@@ -68,7 +78,7 @@ public final class DetectCommand implements Callable<Integer> {
         DetectorConfig cfg;
         try {
             DetectorConfig.Builder b = DetectorConfig.builder().threads(threads).commitIntervalMs(commitIntervalMs).model(model).baselineSampleRate(baselineSample)
-                    .robustSettings(RobustRoofline.Settings.defaults().withBounds(sigma, minBound, maxBound)).listener(cluster.listener());
+                    .kernelLatenessSteps(kernelLatenessSteps).pendingLimits(pendingMaxAgeMs, DetectorConfig.DEFAULT_PENDING_MAX_BYTES).robustSettings(RobustRoofline.Settings.defaults().withBounds(sigma, minBound, maxBound)).listener(cluster.listener());
             if (stateDir != null) {
                 b.stateDir(stateDir);
             }

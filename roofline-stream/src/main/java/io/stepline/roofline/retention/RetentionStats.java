@@ -1,5 +1,6 @@
 package io.stepline.roofline.retention;
 
+import java.util.concurrent.atomic.LongAccumulator;
 import java.util.concurrent.atomic.LongAdder;
 
 /** What store-on-anomaly retention kept and dropped, in batches and bytes. Thread-safe. */
@@ -13,6 +14,17 @@ public final class RetentionStats {
     /** Waited longer than the pending limit for a verdict that never came. */
     public final LongAdder expiredBatches = new LongAdder();
     public final LongAdder expiredBytes = new LongAdder();
+    /**
+     * Came the kernel lateness or more behind their instance's steps ({@link io.stepline.schemas.KernelLateness}):
+     * dropped, whatever their step's verdict, so that what is retained of a step is settled by then.
+     */
+    public final LongAdder lateBatches = new LongAdder();
+    public final LongAdder lateBytes = new LongAdder();
+    /**
+     * The most steps a kernel batch came behind the highest step of its instance seen, of the batches that
+     * came after their step: how much lateness the input needs (it is what a batch over the lateness counts as late by).
+     */
+    public final LongAccumulator mostStepsBehind = new LongAccumulator(Math::max, 0);
     /** Refused because the pending store was full. */
     public final LongAdder overflowBatches = new LongAdder();
     public final LongAdder overflowBytes = new LongAdder();
@@ -24,12 +36,14 @@ public final class RetentionStats {
     public final LongAdder waitingBytes = new LongAdder();
 
     public long totalBytes() {
-        return retainedOutlierBytes.sum() + retainedBaselineBytes.sum() + droppedBytes.sum() + expiredBytes.sum() + overflowBytes.sum();
+        return retainedOutlierBytes.sum() + retainedBaselineBytes.sum() + droppedBytes.sum() + expiredBytes.sum() + overflowBytes.sum()
+                + lateBytes.sum();
     }
 
-    /** Kernel batches whose fate is settled: retained, dropped, expired or refused for lack of room. */
+    /** Kernel batches whose fate is settled: retained, dropped, expired, too late or refused for lack of room. */
     public long decidedBatches() {
-        return retainedOutlierBatches.sum() + retainedBaselineBatches.sum() + droppedBatches.sum() + expiredBatches.sum() + overflowBatches.sum();
+        return retainedOutlierBatches.sum() + retainedBaselineBatches.sum() + droppedBatches.sum() + expiredBatches.sum() + overflowBatches.sum()
+                + lateBatches.sum();
     }
 
     public long retainedBytes() {
@@ -45,8 +59,9 @@ public final class RetentionStats {
     @Override
     public String toString() {
         return String.format(java.util.Locale.ROOT,
-                "retained %d outlier + %d baseline batches (%d bytes), dropped %d (%d bytes), expired %d, overflow %d, waiting %d; ratio %.4f",
+                "retained %d outlier + %d baseline batches (%d bytes), dropped %d (%d bytes), late %d (up to %d steps behind), expired %d,"
+                        + " overflow %d, waiting %d; ratio %.4f",
                 retainedOutlierBatches.sum(), retainedBaselineBatches.sum(), retainedBytes(), droppedBatches.sum(), droppedBytes.sum(),
-                expiredBatches.sum(), overflowBatches.sum(), waitingBatches.sum(), retentionRatio());
+                lateBatches.sum(), mostStepsBehind.get(), expiredBatches.sum(), overflowBatches.sum(), waitingBatches.sum(), retentionRatio());
     }
 }

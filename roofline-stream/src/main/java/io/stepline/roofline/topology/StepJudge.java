@@ -24,13 +24,15 @@ import io.stepline.roofline.model.LatencyDetector;
 import io.stepline.roofline.phases.PhaseTypicals;
 import io.stepline.roofline.retention.RetentionStats;
 import io.stepline.roofline.topology.RetentionInput.Judgement;
+import io.stepline.roofline.topology.RetentionInput.Unjudged;
 import io.stepline.schemas.Topics;
 import io.stepline.schemas.EventSerdes;
 
 /**
  * Judges steps with their instance's model: a verdict for every step with a latency, an anomaly
  * for an outlier or a sustained regression, the model when it was refitted, and the judgement to
- * {@link KernelRetention} (its child) so the step's kernel batches can be decided; the records
+ * {@link KernelRetention} (its child) so the step's kernel batches can be decided (a step without a
+ * latency goes there too, unjudged); the records
  * themselves are built by {@link DetectorRecords}. Model state is
  * persisted as deltas (header + changed ring slots) in a changelogged store, so a restarted task
  * continues with exactly the model it had at its last commit.
@@ -79,7 +81,9 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
         if (s.getLatencySource() == LatencySource.SCHEDULE_ONLY || s.getLatencySource() == LatencySource.NONE) {
             stats.stepsWithoutLatency.increment();
             learnPhases(inst, whole);
-            return; // no latency known (only schedule() was timed, or no successor): nothing to judge
+            // no latency known (only schedule() was timed, or no successor): nothing to judge, and its kernel batches need not wait
+            ctx.forward(record.withValue(new Unjudged(s.getStepId())), RooflineTopology.RETENTION);
+            return;
         }
         LatencyDetector d = detector(inst);
         Assessment a = d.assess(s);
@@ -99,7 +103,7 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
                     RooflineTopology.ROOFLINES_SINK);
         }
         learnPhases(inst, whole); // after the anomaly: it carries the baseline from before its step
-        ctx.forward(record.withValue(new Judgement(s.getStepId(), a.verdict(), a.ratio())), RooflineTopology.RETENTION);
+        ctx.forward(record.withValue(new Judgement(s.getStepId(), a.verdict(), a.ratio(), s.getStartUnixNano())), RooflineTopology.RETENTION);
     }
 
     /** Learns from a sampled step's phases ({@code whole}: null for a step not sampled) and keeps the typicals when they changed. */

@@ -88,7 +88,7 @@ class KernelRetentionMigrationTest {
         }
 
         // the restored batches are still decided by their step's judgement
-        t.processor.process(new Record<>("i-1", new Judgement(11, Verdict.OUTLIER, 3.0), 5L));
+        t.processor.process(new Record<>("i-1", new Judgement(11, Verdict.OUTLIER, 3.0, 11_000_000L), 5L));
         assertThat(stats.waitingBatches.sum()).isEqualTo(2);
         assertThat(stats.waitingBytes.sum()).isEqualTo(bytes * 2 / 3);
         List<RetainedKernelBatch> kept = t.ctx.forwarded().stream()
@@ -97,6 +97,28 @@ class KernelRetentionMigrationTest {
             assertThat(r.getBatch().getStepId()).isEqualTo(11L);
             assertThat(r.getVerdict()).isEqualTo(Verdict.OUTLIER);
         });
+    }
+
+    @Test
+    void aTaskRestoredOverItsKeptStepsCountsOnlyItsWaitingBatchesAndStillRetainsALateOutliersBatch() {
+        DetectorConfig cfg = DetectorConfig.builder().stateDir(state).baselineSampleRate(0.5).build();
+        Task t = new Task(cfg).open();
+        // an outlier and a normal step (the period's first: a baseline) leave their keys in the store beside a waiting batch
+        t.processor.process(new Record<>("i-1", new Judgement(5, Verdict.OUTLIER, 3.0, 5_000_000L), 5L));
+        t.processor.process(new Record<>("i-1", new Judgement(6, Verdict.NORMAL, 1.0, 6_000_000L), 6L));
+        t.arrive("i-1", 10);
+        t.processor.close();
+        t.open();
+        assertThat(cfg.stats().waitingBatches.sum()).isEqualTo(1);
+        assertThat(cfg.stats().waitingBytes.sum()).isEqualTo(batch("i-1", 10).length);
+
+        t.arrive("i-1", 5); // after the restart, the outlier's batch: its step is known from the store
+        t.arrive("i-1", 6);
+        List<RetainedKernelBatch> kept = t.ctx.forwarded().stream()
+                .map(f -> EventSerdes.RETAINED_KERNELS.decode((byte[]) f.record().value())).toList();
+        assertThat(kept).extracting(r -> r.getBatch().getStepId() + " " + r.getVerdict() + " " + r.getBaseline())
+                .containsExactly("5 OUTLIER false", "6 NORMAL true");
+        assertThat(cfg.stats().waitingBatches.sum()).isEqualTo(1);
     }
 
     @Test
