@@ -188,21 +188,7 @@ class SchemaEvolutionTest {
         Schema v3 = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName()).get(2);
         assertThat(v3.getField("latch_surge")).isNotNull();
         assertThat(v3.getField("steps_since_known")).isNull();
-        GenericRecord old = new GenericData.Record(v3);
-        for (Schema.Field f : v3.getFields()) {
-            if (f.hasDefaultValue()) {
-                old.put(f.name(), GenericData.get().getDefaultValue(f));
-            }
-        }
-        old.put("steps_seen", 12_000L);
-        old.put("steps_since_refit", 9);
-        old.put("extrapolated_steps", 40L);
-        old.put("beyond_steps", 2L);
-        old.put("elevated_share", 0.6);
-        old.put("level", 1.1);
-        old.put("drift_current", java.nio.ByteBuffer.wrap(new byte[] {4}));
-        old.put("drift_current_tail_mask", java.nio.ByteBuffer.wrap(new byte[] {0}));
-        old.put("drift_current_start_ns", 7L);
+        GenericRecord old = olderHeader(v3, 12_000L, 0.6);
         old.put("latch_surge", true);
         byte[] bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v3).encode(old).array();
 
@@ -216,21 +202,7 @@ class SchemaEvolutionTest {
     @Test
     void rooflineHeaderWrittenBeforeTheLatchMeasuredItsOnsetReadsAsAnOnsetNotYetMeasured() throws IOException {
         Schema v2 = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName()).get(1);
-        GenericRecord old = new GenericData.Record(v2);
-        for (Schema.Field f : v2.getFields()) {
-            if (f.hasDefaultValue()) {
-                old.put(f.name(), GenericData.get().getDefaultValue(f));
-            }
-        }
-        old.put("steps_seen", 9000L);
-        old.put("steps_since_refit", 7);
-        old.put("extrapolated_steps", 4L);
-        old.put("beyond_steps", 1L);
-        old.put("elevated_share", 0.4);
-        old.put("level", 1.0);
-        old.put("drift_current", java.nio.ByteBuffer.wrap(new byte[] {1}));
-        old.put("drift_current_tail_mask", java.nio.ByteBuffer.wrap(new byte[] {0}));
-        old.put("drift_current_start_ns", 5L);
+        GenericRecord old = olderHeader(v2, 9_000L, 0.4);
         old.put("latch_closed", true);
         old.put("latch_steps", 40);
         byte[] bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v2).encode(old).array();
@@ -248,24 +220,10 @@ class SchemaEvolutionTest {
         assertThat(history).hasSize(2);
         Schema v1 = history.get(0);
         assertThat(v1.getField("drift_block_level_rise")).isNull();
-        GenericRecord old = new GenericData.Record(v1);
-        old.put("version", 12L);
-        old.put("fitted", true);
-        old.put("level_anchor", 1.1);
-        old.put("level_rise_since_ns", 0L);
-        old.put("saw_context", true);
-        old.put("saw_decode", true);
-        old.put("coefficients", List.of(1.0, 2.0));
-        old.put("floor_ns", 5.0);
-        old.put("sigma", 0.04);
-        old.put("feature_max", List.of(3.0));
-        old.put("reference_coefficients", List.of(1.0, 2.0));
-        old.put("reference_version", 2L);
+        GenericRecord old = olderFit(v1, 12L);
         old.put("drift_block_elevated", List.of(4, 90));
         old.put("drift_block_median", List.of(1, 20));
         old.put("drift_block_start_ns", List.of(100L, 200L));
-        old.put("drift_alarms", 0L);
-        old.put("tail", List.of(0.5));
         byte[] bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old).array();
 
         io.stepline.events.RooflineStateFit current = EventSerdes.ROOFLINE_STATE_FIT.decode(bytes);
@@ -280,30 +238,8 @@ class SchemaEvolutionTest {
         Schema v2 = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateFit.getClassSchema().getFullName()).get(1);
         assertThat(v2.getField("drift_block_level_rise")).isNotNull();
         assertThat(v2.getField("drift_watch_blocks")).isNull();
-        GenericRecord old = new GenericData.Record(v2);
-        for (Schema.Field f : v2.getFields()) {
-            if (f.hasDefaultValue()) {
-                old.put(f.name(), GenericData.get().getDefaultValue(f));
-            }
-        }
-        old.put("version", 30L);
-        old.put("fitted", true);
-        old.put("level_anchor", 1.2);
-        old.put("level_rise_since_ns", 0L);
-        old.put("saw_context", true);
-        old.put("saw_decode", true);
-        old.put("coefficients", List.of(1.0, 2.0));
-        old.put("floor_ns", 5.0);
-        old.put("sigma", 0.03);
-        old.put("feature_max", List.of(3.0));
-        old.put("reference_coefficients", List.of(1.0, 2.0));
-        old.put("reference_version", 2L);
-        old.put("drift_block_elevated", List.of(7));
-        old.put("drift_block_median", List.of(2));
-        old.put("drift_block_start_ns", List.of(300L));
-        old.put("drift_alarms", 1L);
+        GenericRecord old = olderFit(v2, 30L);
         old.put("drift_reported_at_step", 8_000L);
-        old.put("tail", List.of(0.5));
         byte[] bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v2).encode(old).array();
 
         io.stepline.events.RooflineStateFit current = EventSerdes.ROOFLINE_STATE_FIT.decode(bytes);
@@ -339,6 +275,55 @@ class SchemaEvolutionTest {
     }
 
     /** The one older writer schema of {@code current} in the history, which lacks {@code field}. */
+    /** A record of an older schema with its fields' defaults. */
+    private static GenericRecord withDefaults(Schema older) {
+        GenericRecord r = new GenericData.Record(older);
+        for (Schema.Field f : older.getFields()) {
+            if (f.hasDefaultValue()) {
+                r.put(f.name(), GenericData.get().getDefaultValue(f));
+            }
+        }
+        return r;
+    }
+
+    /** A roofline header of an older schema: its defaults and the fields every version requires. */
+    private static GenericRecord olderHeader(Schema older, long stepsSeen, double elevatedShare) {
+        GenericRecord old = withDefaults(older);
+        old.put("steps_seen", stepsSeen);
+        old.put("steps_since_refit", 7);
+        old.put("extrapolated_steps", 4L);
+        old.put("beyond_steps", 1L);
+        old.put("elevated_share", elevatedShare);
+        old.put("level", 1.0);
+        old.put("drift_current", java.nio.ByteBuffer.wrap(new byte[] {1}));
+        old.put("drift_current_tail_mask", java.nio.ByteBuffer.wrap(new byte[] {0}));
+        old.put("drift_current_start_ns", 5L);
+        return old;
+    }
+
+    /** A roofline fit of an older schema: its defaults and the fields every version requires (no drift blocks). */
+    private static GenericRecord olderFit(Schema older, long version) {
+        GenericRecord old = withDefaults(older);
+        old.put("version", version);
+        old.put("fitted", true);
+        old.put("level_anchor", 1.1);
+        old.put("level_rise_since_ns", 0L);
+        old.put("saw_context", true);
+        old.put("saw_decode", true);
+        old.put("coefficients", List.of(1.0, 2.0));
+        old.put("floor_ns", 5.0);
+        old.put("sigma", 0.04);
+        old.put("feature_max", List.of(3.0));
+        old.put("reference_coefficients", List.of(1.0, 2.0));
+        old.put("reference_version", 2L);
+        old.put("drift_block_elevated", List.of());
+        old.put("drift_block_median", List.of());
+        old.put("drift_block_start_ns", List.of());
+        old.put("drift_alarms", 0L);
+        old.put("tail", List.of(0.5));
+        return old;
+    }
+
     private static Schema onlyOlderVersionWithout(Schema current, String field) {
         List<Schema> history = SchemaHistory.olderVersionsOf(current.getFullName());
         assertThat(history).hasSize(1);
