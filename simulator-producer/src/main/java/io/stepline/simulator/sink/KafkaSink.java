@@ -113,11 +113,24 @@ public final class KafkaSink implements SimulationSink {
         }
     }
 
+    /**
+     * Sends the steps still held and waits until the broker has them. A simulation stopped by an
+     * interrupt (a live demo's Ctrl-C) closes its sink with the flag still set, and the producer would
+     * then give up its flush half-way (logging an ERROR) and lose steps that were counted as published;
+     * so the flag is set aside while the producer finishes and restored afterwards.
+     */
     @Override
     public void close() {
-        pending.forEach(this::flushSpans);
-        producer.flush();
-        producer.close();
+        boolean interrupted = Thread.interrupted();
+        try {
+            pending.forEach(this::flushSpans);
+            producer.flush();
+            producer.close();
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
         check();
     }
 }
