@@ -22,11 +22,16 @@ final class ModelLevel {
     /** Weight of one near-model step in the level (a memory of ~64 steps). */
     static final double LEVEL_ALPHA = 1.0 / 64;
     /**
-     * Weight of one step in the {@link BatchLevel} of a producer without the KV context (a memory of ~32
-     * steps): the unreported context drifts step by step; in the prototype of {@link BatchLevel} the line
-     * tracked at 1/64 left clean decode steps' p99.9 ratio 1-9% higher than at 1/32 (seeds 7, 11, 12, 13).
+     * Weight of one step in the {@link BatchLevel} of a producer without the KV context (a memory of ~16
+     * steps). The unreported context drifts step by step, at times fast: on validation seed 31 the log
+     * instance's decode steps went from 13.5 to 21 ms within 50 clean steps, and a level tracked at 1/32
+     * (each step pulling it by at most the learning margin) lagged 1.4-1.6x behind for 60 steps. Over the
+     * 27 validation-style sets (docs/BENCHMARKS.md, 2026-11-26 update), 1/16 took mean false positives
+     * from 0.070% to 0.058% and mean recall from 0.979 to 0.981, no set's recall falling by more than
+     * 0.0023; 1/8 went further on false positives but cost seed 22 two points of recall; in the prototype
+     * of {@link BatchLevel}, 1/64 left clean decode steps' p99.9 ratio 1-9% higher than 1/32.
      */
-    static final double BATCH_LEVEL_ALPHA = 1.0 / 32;
+    static final double BATCH_LEVEL_ALPHA = 1.0 / 16;
     /** A level this far above its anchor has begun to rise (the start a level-shift alarm names). */
     static final double LEVEL_RISE_START = 1.03;
     /**

@@ -106,6 +106,29 @@ class ModelLevelTest {
     }
 
     @Test
+    void aProducerWithoutTheContextFollowsAFastContextDriftWithinAHundredSteps() {
+        // validation seed 31's log instance: clean decode steps from 13.5 to 21 ms within 50 steps as the
+        // unreported context grew; each step pulls the batch level by at most the learning margin
+        ModelLevel l = new ModelLevel();
+        l.noteWork(0, 80);
+        double bx = BatchLevel.x(80);
+        for (int i = 0; i < 500; i++) {
+            l.learn(false, true, false, bx, l.batchAt(bx), 0, Math.log(1 / l.batchAt(bx)), LEARN_LOG);
+        }
+        int followedAt = -1;
+        for (int i = 0; i < 400 && followedAt < 0; i++) {
+            double cost = 1 + 0.5 * Math.min(1, (i + 1) / 50.0);
+            double ratio = cost / l.batchAt(bx);
+            if (i >= 50 && ratio < 1.1) {
+                followedAt = i;
+            }
+            l.learn(false, true, false, bx, l.batchAt(bx), 0, Math.log(ratio), LEARN_LOG);
+        }
+        // at a weight of 1/32 a step the model was still 10% behind 130 steps after the drift began
+        assertThat(followedAt).isBetween(50, 100);
+    }
+
+    @Test
     void theStateRoundTripsAndSaysWhenTheFitPartChanged() {
         ModelLevel l = withContext();
         assertThat(l.takeChanged()).isTrue();
