@@ -46,6 +46,11 @@ public final class CostBasis {
         out[8] = (prefillReqs + decodeReqs) / 100.0;
     }
 
+    /** Whether basis feature {@code j} is a hinge: the tokens' excess over a knot ({@code tokens_k_over_*}). */
+    static boolean isHinge(int j) {
+        return j >= 3 && j <= 5;
+    }
+
     public static double dot(double[] coefficients, double[] basis) {
         double y = 0;
         for (int i = 0; i < SIZE; i++) {

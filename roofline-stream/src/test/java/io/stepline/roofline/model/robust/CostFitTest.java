@@ -93,6 +93,36 @@ class CostFitTest {
     }
 
     @Test
+    void aHingeOnceReachedIsJudgedAsFarAsTheTokensItHingesOn() {
+        // decode batches of 60-132 requests: the 128-token knot reached by 4 tokens at most
+        SplittableRandom rng = new SplittableRandom(4);
+        WorkCells cells = new WorkCells(WorkCells.DEFAULT_POINTS_PER_CELL, WorkCells.DEFAULT_MAX_CELLS);
+        for (int i = 0; i < 2_000; i++) {
+            double reqs = 60 + rng.nextInt(73);
+            addDecode(cells, i, reqs, 0, decodeNs(reqs, 0) * Math.exp(0.02 * rng.nextGaussian()));
+        }
+        CostFit fit = new CostFit();
+        fit.refit(cells);
+        double[] x = new double[CostBasis.SIZE];
+        CostBasis.of(0, 0, 170, 170, 0, x); // a throttle's queue: 170 requests, 9x the knot's excess seen
+        assertThat(fit.beyondTraining(x)).as("judged (an extrapolation), not learned unjudged").isFalse();
+        CostBasis.of(0, 0, 400, 400, 0, x); // beyond 3x the largest batch's tokens
+        assertThat(fit.beyondTraining(x)).isTrue();
+        CostBasis.of(0, 0, 600, 600, 0, x); // and past a knot (512) no training step reached
+        assertThat(fit.beyondTraining(x)).isTrue();
+
+        WorkCells below = new WorkCells(WorkCells.DEFAULT_POINTS_PER_CELL, WorkCells.DEFAULT_MAX_CELLS);
+        for (int i = 0; i < 2_000; i++) {
+            double reqs = 60 + rng.nextInt(60);
+            addDecode(below, i, reqs, 0, decodeNs(reqs, 0) * Math.exp(0.02 * rng.nextGaussian()));
+        }
+        CostFit never = new CostFit();
+        never.refit(below);
+        CostBasis.of(0, 0, 170, 170, 0, x);
+        assertThat(never.beyondTraining(x)).as("a knot no training step passed: work of a kind not seen").isTrue();
+    }
+
+    @Test
     void thePrefillShareIsWhatThePrefillAddsToTheStep() {
         CostFit fit = new CostFit();
         fit.refit(decodeCells(new SplittableRandom(4), 2_000, 0.02));
