@@ -29,6 +29,16 @@ class CostFitTest {
         return cells;
     }
 
+    /** 2,000 decode steps of {@code min}-{@code max} requests from a producer that does not report the context. */
+    private static WorkCells batchesWithoutContext(SplittableRandom rng, int min, int max) {
+        WorkCells cells = new WorkCells(WorkCells.DEFAULT_POINTS_PER_CELL, WorkCells.DEFAULT_MAX_CELLS);
+        for (int i = 0; i < 2_000; i++) {
+            double reqs = min + rng.nextInt(max - min + 1);
+            addDecode(cells, i, reqs, 0, decodeNs(reqs, 0) * Math.exp(0.02 * rng.nextGaussian()));
+        }
+        return cells;
+    }
+
     @Test
     void fitsTheCostAcrossTheRangeWithTheCellsOffsetsAndASpreadOfTheNoise() {
         WorkCells cells = decodeCells(new SplittableRandom(1), 3_000, 0.03);
@@ -95,14 +105,8 @@ class CostFitTest {
     @Test
     void aHingeOnceReachedIsJudgedAsFarAsTheTokensItHingesOn() {
         // decode batches of 60-132 requests: the 128-token knot reached by 4 tokens at most
-        SplittableRandom rng = new SplittableRandom(4);
-        WorkCells cells = new WorkCells(WorkCells.DEFAULT_POINTS_PER_CELL, WorkCells.DEFAULT_MAX_CELLS);
-        for (int i = 0; i < 2_000; i++) {
-            double reqs = 60 + rng.nextInt(73);
-            addDecode(cells, i, reqs, 0, decodeNs(reqs, 0) * Math.exp(0.02 * rng.nextGaussian()));
-        }
         CostFit fit = new CostFit();
-        fit.refit(cells);
+        fit.refit(batchesWithoutContext(new SplittableRandom(4), 60, 132));
         double[] x = new double[CostBasis.SIZE];
         CostBasis.of(0, 0, 170, 170, 0, x); // a throttle's queue: 170 requests, 9x the knot's excess seen
         assertThat(fit.beyondTraining(x)).as("judged (an extrapolation), not learned unjudged").isFalse();
@@ -111,13 +115,8 @@ class CostFitTest {
         CostBasis.of(0, 0, 600, 600, 0, x); // and past a knot (512) no training step reached
         assertThat(fit.beyondTraining(x)).isTrue();
 
-        WorkCells below = new WorkCells(WorkCells.DEFAULT_POINTS_PER_CELL, WorkCells.DEFAULT_MAX_CELLS);
-        for (int i = 0; i < 2_000; i++) {
-            double reqs = 60 + rng.nextInt(60);
-            addDecode(below, i, reqs, 0, decodeNs(reqs, 0) * Math.exp(0.02 * rng.nextGaussian()));
-        }
         CostFit never = new CostFit();
-        never.refit(below);
+        never.refit(batchesWithoutContext(new SplittableRandom(5), 60, 119));
         CostBasis.of(0, 0, 170, 170, 0, x);
         assertThat(never.beyondTraining(x)).as("a knot no training step passed: work of a kind not seen").isTrue();
     }
