@@ -537,6 +537,77 @@ class ModelsTest {
         assertThat(throttleFlagsLast100).as("the throttle still flagged at its end").isGreaterThanOrEqualTo(95);
     }
 
+    /**
+     * An iteration log with a 6,000-token prompt every fifth step, the decode batch swinging 30-90 requests
+     * and their unreported attention cost wandering: a 1.6x throttle of 1,000 steps at 2,000, then a 1.25x
+     * regression of every step from 5,000 to the end.
+     */
+    private static List<StepRecord> logStepsWithAThrottleThenARegression(long seed) {
+        SplittableRandom rng = new SplittableRandom(seed);
+        double perRequest = 150e3;
+        List<StepRecord> steps = new ArrayList<>();
+        for (int i = 0; i < 9_000; i++) {
+            perRequest = Math.max(50e3, Math.min(400e3, perRequest + 2e3 * Steps.gaussian(rng)));
+            int decode = Math.max(1, Math.min(96, (int) Math.round(60 + 30 * Math.sin(i / 500.0) + 3 * Steps.gaussian(rng))));
+            double slow = i >= 5_000 ? 1.25 : i >= 2_000 && i < 3_000 ? 1.6 : 1;
+            steps.add(Steps.logStep(rng, "log", i, i * STEP_NS, decode, i % 5 == 0 ? 6_000 : 0, perRequest, slow));
+        }
+        return steps;
+    }
+
+    @Test
+    void aRegressionOfAProducerWithoutTheKvContextIsReportedByItsPrefillHeavySteps() {
+        // the batch level follows the regression in the decode steps as it follows the unreported context;
+        // the prompts' steps, whose cost the batch level does not scale, stand 1.25x above the model throughout
+        List<StepRecord> steps = logStepsWithAThrottleThenARegression(43);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        List<Integer> drifts = new ArrayList<>();
+        Assessment.Drift reported = null;
+        int flaggedLast100 = 0;
+        for (int i = 0; i < steps.size(); i++) {
+            Assessment a = m.assess(steps.get(i));
+            flaggedLast100 += i >= 2_900 && i < 3_000 && a.verdict() == Verdict.OUTLIER ? 1 : 0;
+            if (a.drift() != null) {
+                drifts.add(i);
+                reported = a.drift();
+            }
+        }
+        assertThat(flaggedLast100).as("the throttle still flagged at its end").isGreaterThanOrEqualTo(95);
+        assertThat(drifts).as("one report, for the regression, within 2,000 steps").hasSize(1);
+        assertThat(drifts.get(0)).isBetween(5_000, 7_000);
+        assertThat(reported.ratio()).as("by about its size").isBetween(1.15, 1.35);
+        // since the first block of the trailing run above the model: here the prompts' cell learned part of the
+        // regression for a few hundred steps (within its learning margin of the wandering context's spread), so the
+        // run begins later than the regression, never before it
+        assertThat(reported.sinceNs()).as("since after it began, before the report").isBetween(4_900 * STEP_NS, drifts.get(0) * STEP_NS);
+    }
+
+    @Test
+    void aProducerWithoutTheKvContextRestoredThroughItsRegressionJudgesAsIfUninterrupted() {
+        // task migrations every few steps through the prefill shift's blocks, its alarm and its watch for the end
+        List<StepRecord> steps = logStepsWithAThrottleThenARegression(44);
+        RobustRoofline uninterrupted = new RobustRoofline(RobustRoofline.Settings.defaults());
+        List<String> expected = new ArrayList<>();
+        for (StepRecord s : steps) {
+            Assessment a = uninterrupted.assess(s);
+            expected.add(a.verdict() + "/" + a.expectedNs() + "/" + (a.drift() == null ? "" : a.drift().sinceNs()));
+        }
+        assertThat(expected).as("the regression is reported").anyMatch(v -> !v.endsWith("/"));
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        Map<String, ByteBuffer> store = new HashMap<>();
+        List<String> got = new ArrayList<>();
+        for (int i = 0; i < steps.size(); i++) {
+            Assessment a = m.assess(steps.get(i));
+            got.add(a.verdict() + "/" + a.expectedNs() + "/" + (a.drift() == null ? "" : a.drift().sinceNs()));
+            store.putAll(m.dirty());
+            if (i % 89 == 88) {
+                m = new RobustRoofline(RobustRoofline.Settings.defaults());
+                m.restore(store);
+            }
+        }
+        assertThat(got).isEqualTo(expected);
+    }
+
     @Test
     void aProducerWithoutTheKvContextRestoredInsideAnEpisodeJudgesAsIfUninterrupted() {
         List<StepRecord> steps = logStepsWithASlowdown(23, 3_000, 500, 2_000, 2_400);

@@ -160,7 +160,7 @@ class SchemaEvolutionTest {
     @Test
     void rooflineHeaderWrittenBeforeTheBatchLevelIsReadWithAnEmptyOne() throws IOException {
         List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName());
-        assertThat(history).hasSize(3);
+        assertThat(history).hasSize(4);
         Schema v1 = history.get(0);
         assertThat(v1.getField("batch_level")).isNull();
         assertThat(history.get(1).getField("latch_closed")).isNotNull();
@@ -200,6 +200,35 @@ class SchemaEvolutionTest {
     }
 
     @Test
+    void rooflineStateWrittenBeforeThePrefillShiftReadsWithAnEmptyOne() throws IOException {
+        Schema header4 = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName()).get(3);
+        assertThat(header4.getField("steps_since_known")).isNotNull();
+        assertThat(header4.getField("prefill_current")).isNull();
+        GenericRecord oldHeader = olderHeader(header4, 7_000L, 0.2);
+        io.stepline.events.RooflineStateHeader header = EventSerdes.ROOFLINE_STATE_HEADER.decode(
+                new BinaryMessageEncoder<GenericRecord>(GenericData.get(), header4).encode(oldHeader).array());
+        assertThat(header.getStepsSeen()).isEqualTo(7_000L);
+        assertThat(header.getPrefillCurrent().remaining()).isZero();
+        assertThat(header.getPrefillCurrentSteps()).isZero();
+
+        Schema fit3 = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateFit.getClassSchema().getFullName()).get(2);
+        assertThat(fit3.getField("drift_watch_blocks")).isNotNull();
+        assertThat(fit3.getField("prefill_block_steps")).isNull();
+        GenericRecord oldFit = olderFit(fit3, 30L);
+        oldFit.put("drift_block_elevated", List.of(4));
+        oldFit.put("drift_block_median", List.of(1));
+        oldFit.put("drift_block_start_ns", List.of(100L));
+        oldFit.put("drift_block_level_rise", List.of(0));
+        oldFit.put("drift_watch_blocks", 7);
+        io.stepline.events.RooflineStateFit fit = EventSerdes.ROOFLINE_STATE_FIT.decode(
+                new BinaryMessageEncoder<GenericRecord>(GenericData.get(), fit3).encode(oldFit).array());
+        assertThat(fit.getDriftWatchBlocks()).isEqualTo(7);
+        assertThat(fit.getPrefillBlockSteps()).isEmpty();
+        assertThat(fit.getPrefillBlockStartNs()).isEmpty();
+        assertThat(fit.getPrefillWatchBlocks()).isZero();
+    }
+
+    @Test
     void rooflineHeaderWrittenBeforeTheLatchMeasuredItsOnsetReadsAsAnOnsetNotYetMeasured() throws IOException {
         Schema v2 = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName()).get(1);
         GenericRecord old = olderHeader(v2, 9_000L, 0.4);
@@ -217,7 +246,7 @@ class SchemaEvolutionTest {
     @Test
     void rooflineFitWrittenBeforeDriftBlocksKeptTheLevelsRiseReadsWithNone() throws IOException {
         List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateFit.getClassSchema().getFullName());
-        assertThat(history).hasSize(2);
+        assertThat(history).hasSize(3);
         Schema v1 = history.get(0);
         assertThat(v1.getField("drift_block_level_rise")).isNull();
         GenericRecord old = olderFit(v1, 12L);

@@ -136,6 +136,20 @@ final class ModelLevel {
         riseSinceNs = 0;
     }
 
+    /**
+     * Re-anchors on a sustained shift of the prefill-heavy steps of a producer without the KV context
+     * ({@link PrefillShift}), or undoes one ({@code ratio} under 1): the level takes the shift, and the batch
+     * level, which had already followed it in the decode part, gives it back.
+     */
+    void onPrefillAlarm(double ratio) {
+        latch.release();
+        level *= ratio;
+        batchLevel.scale(1 / ratio);
+        anchor = level;
+        riseSinceNs = 0;
+        changed = true;
+    }
+
     /** At a refit, {@code steps} after the last: the anchor moves towards the level (see {@link #ANCHOR_MEMORY_STEPS}). */
     void followAnchor(int steps) {
         if (anchor != level) {

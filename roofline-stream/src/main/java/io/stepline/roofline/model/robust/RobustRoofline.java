@@ -159,6 +159,8 @@ public final class RobustRoofline implements LatencyDetector {
     private final CostFit fit = new CostFit();
     private final ModelLevel level = new ModelLevel();
     private final DriftWatch drift;
+    /** Producers without the KV context: the drift watch over their prefill-heavy steps, which the batch level does not follow. */
+    private final PrefillShift prefillShift;
     private final TailBound tail = new TailBound(TailBound.DEFAULT_TAIL_RATE);
     private final double[] basis = new double[CostBasis.SIZE];
     private final float[] point = new float[WorkCells.POINT_WIDTH];
@@ -179,6 +181,7 @@ public final class RobustRoofline implements LatencyDetector {
         this.s = s;
         this.cells = new WorkCells(s.pointsPerCell(), s.maxCells());
         this.drift = new DriftWatch(s.drift());
+        this.prefillShift = new PrefillShift(s.drift());
     }
 
     @Override
@@ -239,14 +242,18 @@ public final class RobustRoofline implements LatencyDetector {
             // new work can tell that an episode is over, never that one has begun (the fit's error there is wider)
             elevatedShare -= ELEVATED_ALPHA * elevatedShare;
         }
-        Assessment.Drift shift = watchDrift(logRatio, step.getStartUnixNano(), known && calm);
+        // a prefill-heavy step's own part: the batch level follows a regression in the decode part of every step, so
+        // its ratio is diluted by the decode part it scales up (a 1.3x regression read 1.15x at a prefill share of 0.6)
+        double prefillLog = known && share >= EpisodeLatch.PREFILL_SHARE
+                ? Math.log(Math.max(1e-3, (ratio * (share + (1 - share) * batchHere) - (1 - share) * batchHere) / share)) : Double.NaN;
+        Assessment.Drift shift = watchDrift(logRatio, step.getStartUnixNano(), known && calm, prefillLog);
         boolean filled = cells.count(slot) >= s.pointsPerCell() / 2;
         double learnLog = Math.max(Math.log(s.learnRatio()), 2.5 * fit.sigma());
         boolean latched = level.latch(outlier, logRatio, learnLog, share);
         level.learn(outlier, known, latched, bx, batchHere, share, logRatio, learnLog);
         // while a re-anchoring may still be undone, the cells learn nothing it would leave wrong: no new cell, and
         // in a filled one only steps near the model (a false alarm's steps run far below it)
-        boolean watching = drift.watchingEnd();
+        boolean watching = drift.watchingEnd() || prefillShift.watchingEnd();
         boolean learnable = filled ? logRatio <= learnLog && (!watching || logRatio >= -learnLog) : calm && !watching;
         if (!outlier && !latched && learnable) {
             learnPoint(key, lat, levelHere);
@@ -297,7 +304,7 @@ public final class RobustRoofline implements LatencyDetector {
      * The drift watch and the level's own drift; on a sustained regression the level is re-anchored
      * and the alarm returned for the verdict.
      */
-    private Assessment.Drift watchDrift(double logRatio, long startNs, boolean forTail) {
+    private Assessment.Drift watchDrift(double logRatio, long startNs, boolean forTail, double prefillLog) {
         DriftWatch.Alarm alarm = drift.observe(logRatio, startNs, forTail, level.riseLog());
         if (drift.completedBlock() || alarm != null) {
             // the tail learns a block at a time, from the drift block's quantised residuals: the per-step state stays small;
@@ -315,7 +322,7 @@ public final class RobustRoofline implements LatencyDetector {
             levelMoved = alarm != null; // the level is already where the shift took it
         }
         if (alarm == null) {
-            return null;
+            return level.byBatch() ? watchPrefillShift(prefillLog, startNs) : null;
         }
         if (alarm.ratio() < 1) {
             // the shift the last alarm re-anchored on has ended: a long episode, not a regression; undone, not reported
@@ -340,6 +347,32 @@ public final class RobustRoofline implements LatencyDetector {
             return new Assessment.Drift(alarm.ratio(), alarm.sinceNs(), fit.referenceVersion());
         }
         return new Assessment.Drift(Math.exp(onset.shiftLog()), onset.sinceNs(), fit.referenceVersion());
+    }
+
+    /**
+     * The prefill shift of a producer without the KV context: a sustained shift of its prefill-heavy steps
+     * (a regression the batch level followed in the decode steps) re-anchors the level and is reported as the
+     * drift watch's are; a shift found to have ended is undone, not reported.
+     */
+    private Assessment.Drift watchPrefillShift(double prefillLog, long startNs) {
+        DriftWatch.Alarm alarm = prefillShift.observe(prefillLog, startNs);
+        if (prefillShift.completedBlock()) {
+            fitChanged = true;
+        }
+        if (alarm == null) {
+            return null;
+        }
+        level.onPrefillAlarm(alarm.ratio());
+        if (alarm.ratio() < 1) {
+            return null;
+        }
+        prefillShift.watchEnd(alarm.ratio(), FOLLOW_STEPS);
+        if (reportedAtStep >= 0 && steps - reportedAtStep < FOLLOW_STEPS) {
+            return null;
+        }
+        alarms++;
+        reportedAtStep = steps;
+        return new Assessment.Drift(alarm.ratio(), alarm.sinceNs(), fit.referenceVersion());
     }
 
     /** Refits the cost over every cell's points; true when it fitted. */
@@ -463,6 +496,7 @@ public final class RobustRoofline implements LatencyDetector {
         h.setDriftCurrentTailMask(ByteBuffer.wrap(drift.currentTailMask()));
         h.setDriftCurrentStartNs(drift.currentStartNs());
         level.saveTo(h);
+        prefillShift.saveTo(h);
         return h;
     }
 
@@ -474,6 +508,7 @@ public final class RobustRoofline implements LatencyDetector {
                 .setTail(tail.countsState());
         fit.saveTo(f);
         level.saveTo(f);
+        prefillShift.saveTo(f);
         return f.build();
     }
 
@@ -491,6 +526,7 @@ public final class RobustRoofline implements LatencyDetector {
         elevatedShare = st.getElevatedShare();
         stepsSinceKnown = st.getStepsSinceKnown();
         level.restore(st);
+        prefillShift.restore(st);
         List<Integer> elevated = List.of();
         List<Integer> medians = List.of();
         List<Long> starts = List.of();
@@ -508,6 +544,7 @@ public final class RobustRoofline implements LatencyDetector {
             starts = saved.getDriftBlockStartNs();
             rises = saved.getDriftBlockLevelRise();
             drift.restoreWatch(saved.getDriftWatchBlocks(), saved.getDriftWatchShiftLog());
+            prefillShift.restore(saved);
         }
         drift.restore(bytes(st.getDriftCurrent()), bytes(st.getDriftCurrentTailMask()), st.getDriftCurrentStartNs(), elevated, medians, starts, rises);
         for (Map.Entry<String, ByteBuffer> e : parts.entrySet()) {
