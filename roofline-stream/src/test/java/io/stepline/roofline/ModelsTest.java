@@ -606,6 +606,8 @@ class ModelsTest {
             }
         }
         assertThat(got).isEqualTo(expected);
+        long stored = store.values().stream().mapToLong(ByteBuffer::remaining).sum();
+        assertThat(stored).as("the instance's state as stored (issue 15: at most 64 KB)").isLessThanOrEqualTo(64 * 1024);
     }
 
     @Test

@@ -565,6 +565,8 @@ public final class RobustRoofline implements LatencyDetector {
 
     @Override
     public long stateBytes() {
-        return cells.stateBytes() + 400;
+        // the header and fit records as stored (the drift and prefill-shift blocks included), and the cells
+        return cells.stateBytes() + EventSerdes.ROOFLINE_STATE_HEADER.encode(header()).length
+                + EventSerdes.ROOFLINE_STATE_FIT.encode(fitState()).length;
     }
 }
