@@ -63,22 +63,36 @@ class ValidationTargetsIT {
         return out.toString();
     }
 
-    @Test
-    void theIndependentValidationSetMeetsTheDetectionTargets() throws Exception {
+    /** gen.py; the test is skipped where it or python3 with numpy is not there. */
+    private static Path generatorOrSkip() {
         Path gen = generator();
         assumeTrue(gen != null, "../shared/validation is not there");
         assumeTrue(pythonWithNumpy(), "python3 with numpy is not there");
-        Path set = tmp.resolve("val");
-        Process p = new ProcessBuilder("python3", gen.toString(), "--out", set.toString(), "--seed", SEED)
-                .redirectErrorStream(true).redirectOutput(tmp.resolve("gen.log").toFile()).start();
+        return gen;
+    }
+
+    /** Runs a generator to its end, its output in gen.log. */
+    private void generate(ProcessBuilder generator) throws IOException, InterruptedException {
+        Process p = generator.redirectErrorStream(true).redirectOutput(tmp.resolve("gen.log").toFile()).start();
         assertThat(p.waitFor(10, TimeUnit.MINUTES)).isTrue();
         assertThat(p.exitValue()).as(Files.readString(tmp.resolve("gen.log"))).isZero();
+    }
 
-        Path out = tmp.resolve("out");
+    /** {@code stepline run} over a set's traces and its iteration log (instance {@code logInstance}), then {@code evaluate --json}. */
+    private static JsonNode runAndEvaluate(Path set, String logInstance, Path out) throws IOException {
         run("run", "--input", set.resolve("traces.otlp.jsonl").toString(), "--input",
-                set.resolve("vllm-iterations-v-mix-7b-log.log").toString(), "--out", out.toString());
-        JsonNode r = JSON.readTree(run("evaluate", "--truth", set.toString(), "--anomalies", out.resolve("anomalies.jsonl").toString(),
+                set.resolve("vllm-iterations-" + logInstance + ".log").toString(), "--out", out.toString());
+        return JSON.readTree(run("evaluate", "--truth", set.toString(), "--anomalies", out.resolve("anomalies.jsonl").toString(),
                 "--incidents", out.resolve("incidents.jsonl").toString(), "--json"));
+    }
+
+    @Test
+    void theIndependentValidationSetMeetsTheDetectionTargets() throws Exception {
+        Path gen = generatorOrSkip();
+        Path set = tmp.resolve("val");
+        generate(new ProcessBuilder("python3", gen.toString(), "--out", set.toString(), "--seed", SEED));
+        Path out = tmp.resolve("out");
+        JsonNode r = runAndEvaluate(set, "v-mix-7b-log", out);
 
         assertThat(r.get("step_recall").asDouble()).as("step recall on faulted steps slowed >= 1.5x").isGreaterThanOrEqualTo(0.99);
         assertThat(r.get("fp_rate_clean").asDouble()).as("false positives among clean steps").isLessThanOrEqualTo(0.001);
@@ -100,24 +114,16 @@ class ValidationTargetsIT {
      */
     @Test
     void aRegressionOfAnIterationLogInstanceIsReported() throws Exception {
-        Path gen = generator();
-        assumeTrue(gen != null, "../shared/validation is not there");
-        assumeTrue(pythonWithNumpy(), "python3 with numpy is not there");
+        Path gen = generatorOrSkip();
         Path variants = Path.of("../evaluation/scripts/validation_variants.py");
         assertThat(variants).isRegularFile();
         Path set = tmp.resolve("fleet2");
         ProcessBuilder pb = new ProcessBuilder("python3", variants.toString(), "fleet2", "--out", set.toString(), "--seed", "604",
-                "--steps", "10000").redirectErrorStream(true).redirectOutput(tmp.resolve("gen.log").toFile());
+                "--steps", "10000");
         pb.environment().put("STEPLINE_VALIDATION_DIR", gen.toAbsolutePath().getParent().toString());
-        Process p = pb.start();
-        assertThat(p.waitFor(10, TimeUnit.MINUTES)).isTrue();
-        assertThat(p.exitValue()).as(Files.readString(tmp.resolve("gen.log"))).isZero();
-
+        generate(pb);
         Path out = tmp.resolve("out");
-        run("run", "--input", set.resolve("traces.otlp.jsonl").toString(), "--input",
-                set.resolve("vllm-iterations-w-mix-70b-log.log").toString(), "--out", out.toString());
-        JsonNode r = JSON.readTree(run("evaluate", "--truth", set.toString(), "--anomalies", out.resolve("anomalies.jsonl").toString(),
-                "--incidents", out.resolve("incidents.jsonl").toString(), "--json"));
+        JsonNode r = runAndEvaluate(set, "w-mix-70b-log", out);
         assertThat(r.get("sustained_reported").asInt()).as("sustained regressions reported").isEqualTo(2)
                 .isEqualTo(r.get("sustained_episodes").asInt());
 

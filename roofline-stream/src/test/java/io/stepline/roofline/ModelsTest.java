@@ -490,26 +490,7 @@ class ModelsTest {
             double slow = i >= 8_000 ? 1.25 : i >= 3_000 && i < 3_400 ? 1.6 : 1;
             steps.add(Steps.step(rng, "i", i, i * STEP_NS, Steps.Noise.LOGNORMAL, slow));
         }
-        RobustRoofline uninterrupted = new RobustRoofline(RobustRoofline.Settings.defaults());
-        List<String> expected = new ArrayList<>();
-        for (StepRecord s : steps) {
-            Assessment a = uninterrupted.assess(s);
-            expected.add(a.verdict() + "/" + a.modelVersion() + "/" + a.expectedNs() + "/" + (a.drift() == null ? "" : a.drift().sinceNs()));
-        }
-        assertThat(expected).as("the regression is reported").anyMatch(v -> !v.endsWith("/"));
-        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
-        Map<String, ByteBuffer> store = new HashMap<>();
-        List<String> got = new ArrayList<>();
-        for (int i = 0; i < steps.size(); i++) {
-            Assessment a = m.assess(steps.get(i));
-            got.add(a.verdict() + "/" + a.modelVersion() + "/" + a.expectedNs() + "/" + (a.drift() == null ? "" : a.drift().sinceNs()));
-            store.putAll(m.dirty());
-            if (i % 97 == 96) {
-                m = new RobustRoofline(RobustRoofline.Settings.defaults());
-                m.restore(store);
-            }
-        }
-        assertThat(got).isEqualTo(expected);
+        assertJudgesAsIfUninterruptedWhenRestoredEvery(steps, 97);
     }
 
     @Test
@@ -586,26 +567,7 @@ class ModelsTest {
     void aProducerWithoutTheKvContextRestoredThroughItsRegressionJudgesAsIfUninterrupted() {
         // task migrations every few steps through the prefill shift's blocks, its alarm and its watch for the end
         List<StepRecord> steps = logStepsWithAThrottleThenARegression(44);
-        RobustRoofline uninterrupted = new RobustRoofline(RobustRoofline.Settings.defaults());
-        List<String> expected = new ArrayList<>();
-        for (StepRecord s : steps) {
-            Assessment a = uninterrupted.assess(s);
-            expected.add(a.verdict() + "/" + a.expectedNs() + "/" + (a.drift() == null ? "" : a.drift().sinceNs()));
-        }
-        assertThat(expected).as("the regression is reported").anyMatch(v -> !v.endsWith("/"));
-        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
-        Map<String, ByteBuffer> store = new HashMap<>();
-        List<String> got = new ArrayList<>();
-        for (int i = 0; i < steps.size(); i++) {
-            Assessment a = m.assess(steps.get(i));
-            got.add(a.verdict() + "/" + a.expectedNs() + "/" + (a.drift() == null ? "" : a.drift().sinceNs()));
-            store.putAll(m.dirty());
-            if (i % 89 == 88) {
-                m = new RobustRoofline(RobustRoofline.Settings.defaults());
-                m.restore(store);
-            }
-        }
-        assertThat(got).isEqualTo(expected);
+        Map<String, ByteBuffer> store = assertJudgesAsIfUninterruptedWhenRestoredEvery(steps, 89);
         long stored = store.values().stream().mapToLong(ByteBuffer::remaining).sum();
         assertThat(stored).as("the instance's state as stored (issue 15: at most 64 KB)").isLessThanOrEqualTo(64 * 1024);
     }
@@ -645,6 +607,37 @@ class ModelsTest {
         assertThat(stall.ratio()).isBetween(40.0, 60.0);
         // work the instance has not run six times yet has no typical time: not judged
         assertThat(m.assess(Steps.logStep(rng, "log", 102, 102 * STEP_NS, 5, 100e3, 50)).verdict()).isEqualTo(Verdict.WARMING_UP);
+    }
+
+    /**
+     * Judges {@code steps} once uninterrupted and once restored from its store every {@code every} steps (a task
+     * migration), asserts the verdicts, expectations, model versions and reported regressions are the same and
+     * that a regression was reported; returns the store.
+     */
+    private static Map<String, ByteBuffer> assertJudgesAsIfUninterruptedWhenRestoredEvery(List<StepRecord> steps, int every) {
+        RobustRoofline uninterrupted = new RobustRoofline(RobustRoofline.Settings.defaults());
+        List<String> expected = new ArrayList<>();
+        for (StepRecord s : steps) {
+            expected.add(judged(uninterrupted.assess(s)));
+        }
+        assertThat(expected).as("the regression is reported").anyMatch(v -> !v.endsWith("/"));
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        Map<String, ByteBuffer> store = new HashMap<>();
+        List<String> got = new ArrayList<>();
+        for (int i = 0; i < steps.size(); i++) {
+            got.add(judged(m.assess(steps.get(i))));
+            store.putAll(m.dirty());
+            if (i % every == every - 1) {
+                m = new RobustRoofline(RobustRoofline.Settings.defaults());
+                m.restore(store);
+            }
+        }
+        assertThat(got).isEqualTo(expected);
+        return store;
+    }
+
+    private static String judged(Assessment a) {
+        return a.verdict() + "/" + a.modelVersion() + "/" + a.expectedNs() + "/" + (a.drift() == null ? "" : a.drift().sinceNs());
     }
 
     @Test

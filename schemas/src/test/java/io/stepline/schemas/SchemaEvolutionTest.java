@@ -185,14 +185,11 @@ class SchemaEvolutionTest {
 
     @Test
     void rooflineHeaderWrittenBeforeItCountedStepsSinceAKnownCellReadsAsAKnownCellJustSeen() throws IOException {
-        Schema v3 = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName()).get(2);
-        assertThat(v3.getField("latch_surge")).isNotNull();
-        assertThat(v3.getField("steps_since_known")).isNull();
+        Schema v3 = olderVersion(io.stepline.events.RooflineStateHeader.getClassSchema(), 2, "latch_surge", "steps_since_known");
         GenericRecord old = olderHeader(v3, 12_000L, 0.6);
         old.put("latch_surge", true);
-        byte[] bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v3).encode(old).array();
 
-        io.stepline.events.RooflineStateHeader current = EventSerdes.ROOFLINE_STATE_HEADER.decode(bytes);
+        io.stepline.events.RooflineStateHeader current = EventSerdes.ROOFLINE_STATE_HEADER.decode(written(v3, old));
         assertThat(current.getElevatedShare()).isEqualTo(0.6);
         assertThat(current.getLatchSurge()).isTrue();
         assertThat(current.getStepsSinceKnown()).isZero();
@@ -201,27 +198,20 @@ class SchemaEvolutionTest {
 
     @Test
     void rooflineStateWrittenBeforeThePrefillShiftReadsWithAnEmptyOne() throws IOException {
-        Schema header4 = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName()).get(3);
-        assertThat(header4.getField("steps_since_known")).isNotNull();
-        assertThat(header4.getField("prefill_current")).isNull();
-        GenericRecord oldHeader = olderHeader(header4, 7_000L, 0.2);
-        io.stepline.events.RooflineStateHeader header = EventSerdes.ROOFLINE_STATE_HEADER.decode(
-                new BinaryMessageEncoder<GenericRecord>(GenericData.get(), header4).encode(oldHeader).array());
+        Schema header4 = olderVersion(io.stepline.events.RooflineStateHeader.getClassSchema(), 3, "steps_since_known", "prefill_current");
+        io.stepline.events.RooflineStateHeader header = EventSerdes.ROOFLINE_STATE_HEADER.decode(written(header4, olderHeader(header4, 7_000L, 0.2)));
         assertThat(header.getStepsSeen()).isEqualTo(7_000L);
         assertThat(header.getPrefillCurrent().remaining()).isZero();
         assertThat(header.getPrefillCurrentSteps()).isZero();
 
-        Schema fit3 = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateFit.getClassSchema().getFullName()).get(2);
-        assertThat(fit3.getField("drift_watch_blocks")).isNotNull();
-        assertThat(fit3.getField("prefill_block_steps")).isNull();
+        Schema fit3 = olderVersion(io.stepline.events.RooflineStateFit.getClassSchema(), 2, "drift_watch_blocks", "prefill_block_steps");
         GenericRecord oldFit = olderFit(fit3, 30L);
         oldFit.put("drift_block_elevated", List.of(4));
         oldFit.put("drift_block_median", List.of(1));
         oldFit.put("drift_block_start_ns", List.of(100L));
         oldFit.put("drift_block_level_rise", List.of(0));
         oldFit.put("drift_watch_blocks", 7);
-        io.stepline.events.RooflineStateFit fit = EventSerdes.ROOFLINE_STATE_FIT.decode(
-                new BinaryMessageEncoder<GenericRecord>(GenericData.get(), fit3).encode(oldFit).array());
+        io.stepline.events.RooflineStateFit fit = EventSerdes.ROOFLINE_STATE_FIT.decode(written(fit3, oldFit));
         assertThat(fit.getDriftWatchBlocks()).isEqualTo(7);
         assertThat(fit.getPrefillBlockSteps()).isEmpty();
         assertThat(fit.getPrefillBlockStartNs()).isEmpty();
@@ -316,6 +306,19 @@ class SchemaEvolutionTest {
     }
 
     /** A roofline header of an older schema: its defaults and the fields every version requires. */
+    /** Version {@code index} (oldest first) of the history of {@code current}, which has {@code has} and not {@code lacks}. */
+    private static Schema olderVersion(Schema current, int index, String has, String lacks) {
+        Schema v = SchemaHistory.olderVersionsOf(current.getFullName()).get(index);
+        assertThat(v.getField(has)).isNotNull();
+        assertThat(v.getField(lacks)).isNull();
+        return v;
+    }
+
+    /** A record as a producer on an older schema wrote it (single-object encoding). */
+    private static byte[] written(Schema older, GenericRecord r) throws IOException {
+        return new BinaryMessageEncoder<GenericRecord>(GenericData.get(), older).encode(r).array();
+    }
+
     private static GenericRecord olderHeader(Schema older, long stepsSeen, double elevatedShare) {
         GenericRecord old = withDefaults(older);
         old.put("steps_seen", stepsSeen);
