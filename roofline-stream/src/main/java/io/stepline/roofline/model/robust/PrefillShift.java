@@ -19,9 +19,11 @@ import io.stepline.events.RooflineStateHeader;
  * watch takes the same windows as the drift watch ({@link DriftWatch.Settings}: blocks of judged steps,
  * a window of blocks, the same elevation, share and ratio), but counts only the prefill-heavy steps in
  * them: a sustained shift is when {@link DriftWatch.Settings#minElevatedShare} of the window's prefill-heavy
- * steps (at least {@link #MIN_PREFILL_STEPS}) ran elevated, their blocks' median shift is at least the minimum
- * ratio and the newest block's agrees with it. A throttle of 1,200 steps fills at most 0.8 of the window, as
- * for the drift watch, since the window is counted in all judged steps.
+ * steps (at least {@link #MIN_PREFILL_STEPS}) ran elevated, as large a share of its blocks stood above the
+ * model, their blocks' median shift is at least the minimum ratio and the newest block's agrees with it. A
+ * throttle of 1,200 steps fills at most 0.8 of the window, as for the drift watch, since the window is
+ * counted in all judged steps. What it reads of a step is its prefill part: the batch level scales the
+ * decode part of a prefill-heavy step too, and that part, taken out, would otherwise dilute the shift.
  *
  * <p>As for the drift watch, for {@link #watchEnd the next blocks} after an alarm the watch also looks for
  * the shift to end ({@link DriftWatch#END_BLOCKS} blocks in a row whose prefill-heavy steps' median ran the
