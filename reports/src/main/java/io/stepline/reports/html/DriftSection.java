@@ -42,6 +42,11 @@ public final class DriftSection {
             b.append("<p>The current model carries no reference to compare with.</p>");
             return b.toString();
         }
+        // the basis's terms are correlated (the tokens and their hinges above each knot): a refit trades one term
+        // against another, so a term's own ratio can be anything, of either sign, while the roofline as a whole
+        // moved by the drift ratio
+        b.append("<p>The terms of the fit are correlated (the tokens and their hinges): a refit trades one against another, "
+                + "so a term's own ratio says little. The drift ratio above compares the whole roofline.</p>");
         b.append("<table class=\"models\"><tr><th>term</th><th>reference (version ").append(esc(referenceVersion)).append(")</th><th>current (version ")
                 .append(currentVersion).append(")</th><th>current / reference</th></tr>");
         for (int i = 0; i < features.size() && i < current.size(); i++) {
@@ -56,7 +61,18 @@ public final class DriftSection {
 
     private static void row(StringBuilder b, String term, double ref, double cur) {
         b.append("<tr><td>").append(esc(term)).append("</td><td>").append(esc(num(ref))).append("</td><td>").append(esc(num(cur)))
-                .append("</td><td>").append(ref == 0 ? "n/a" : String.format(Locale.ROOT, "%.2fx", cur / ref)).append("</td></tr>");
+                .append("</td><td>").append(ratio(ref, cur)).append("</td></tr>");
+    }
+
+    /** The current term over the reference's, when the two have a ratio worth printing. */
+    static String ratio(double ref, double cur) {
+        if (ref == 0) {
+            return "n/a";
+        }
+        if (cur != 0 && Math.signum(cur) != Math.signum(ref)) {
+            return "sign changed";
+        }
+        return String.format(Locale.ROOT, "%.2fx", cur / ref);
     }
 
     private static String num(double v) {
