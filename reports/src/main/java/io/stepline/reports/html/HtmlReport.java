@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
+import io.stepline.events.AnomalyKind;
 import io.stepline.reports.incident.IncidentReport;
 import io.stepline.reports.incident.IncidentReporter;
 import io.stepline.reports.triage.KernelDiff;
@@ -25,6 +26,17 @@ public final class HtmlReport {
 
     private HtmlReport() {}
 
+    /**
+     * The incident's steps. A sustained regression under the bound has no flagged step to date it by: its first
+     * and last step ids are both the step it was reported at, and it began when the "when" row says.
+     */
+    static String steps(IncidentReport r) {
+        if (r.kind() == AnomalyKind.SUSTAINED_REGRESSION && r.numSteps() == 0) {
+            return "reported at step " + r.lastStepId() + " (none flagged: the shift stayed under the bound; it began at the start of &#8220;when&#8221;)";
+        }
+        return r.firstStepId() + " &#8211; " + r.lastStepId() + " (" + r.numSteps() + " flagged)";
+    }
+
     public static String incident(IncidentReport r, String latencySvg, String rooflineSvg) {
         StringBuilder b = new StringBuilder(16_384);
         head(b, "Incident " + r.incidentId());
@@ -35,8 +47,7 @@ public final class HtmlReport {
                 .append("<tr><th>kind</th><td>").append(esc(r.kind().name())).append("</td></tr>")
                 .append("<tr><th>when (UTC)</th><td>").append(esc(time(r.startUnixNano()))).append(" &#8211; ").append(esc(time(r.endUnixNano())))
                 .append(" (").append(esc(duration(r.endUnixNano() - r.startUnixNano()))).append(")</td></tr>")
-                .append("<tr><th>steps</th><td>").append(r.firstStepId()).append(" &#8211; ").append(r.lastStepId())
-                .append(" (").append(r.numSteps()).append(" flagged)</td></tr>")
+                .append("<tr><th>steps</th><td>").append(steps(r)).append("</td></tr>")
                 .append("<tr><th>worst deviation</th><td>").append(fmt(r.maxDeviationRatio())).append("x expected</td></tr>")
                 .append("<tr><th>kernel batches</th><td>").append(r.retainedKernelBatches()).append(" retained, ")
                 .append(r.baselineKernelBatches()).append(" baseline</td></tr></table>");
