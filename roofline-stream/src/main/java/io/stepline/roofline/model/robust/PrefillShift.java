@@ -32,6 +32,7 @@ import io.stepline.events.RooflineStateHeader;
 final class PrefillShift {
     /** Prefill-heavy steps the window must hold before it can tell a shift (a decode-only instance never has). */
     static final int MIN_PREFILL_STEPS = 100;
+    private static final byte[] NO_STEPS = new byte[0];
 
     private final DriftWatch.Settings s;
     private final int elevatedQ;
@@ -207,7 +208,8 @@ final class PrefillShift {
     // state: the block being filled changes every step (header), the full blocks once a block (fit)
 
     void saveTo(RooflineStateHeader h) {
-        h.setPrefillCurrent(java.nio.ByteBuffer.wrap(Arrays.copyOf(current, prefillFilled)));
+        // the header is written every step, and most producers report the context and never fill this block
+        h.setPrefillCurrent(java.nio.ByteBuffer.wrap(prefillFilled == 0 ? NO_STEPS : Arrays.copyOf(current, prefillFilled)));
         h.setPrefillCurrentSteps(stepsFilled);
         h.setPrefillCurrentStartNs(currentStartNs);
     }
