@@ -51,6 +51,11 @@ public final class ChaosCommand implements Callable<Integer> {
             description = "Seconds from a restarted stage's first output to the next kill, drawn uniformly (default: ${DEFAULT-VALUE}).")
     String killDelay;
 
+    @Option(names = "--pause-seconds", defaultValue = "0",
+            description = "Instead of kill -9 and a restart, stop the stage (SIGSTOP) for this many seconds and let it go on (SIGCONT):"
+                    + " a stage paused by a loaded machine, longer than the report stage's 30 s idle time (default: ${DEFAULT-VALUE}: kill).")
+    int pauseSeconds;
+
     @Option(names = "--instances", defaultValue = "4", description = "Simulated instances (default: ${DEFAULT-VALUE}).")
     int instances;
 
@@ -92,6 +97,9 @@ public final class ChaosCommand implements Callable<Integer> {
     @Option(names = "--detect-args", split = " ", paramLabel = "'OPTIONS'", description = "Extra options of stepline detect, space separated.")
     List<String> detectArgs;
 
+    @Option(names = "--report-args", split = " ", paramLabel = "'OPTIONS'", description = "Extra options of stepline report, space separated.")
+    List<String> reportArgs;
+
     @Override
     public Integer call() throws Exception {
         CrashLoop.Settings settings;
@@ -112,7 +120,10 @@ public final class ChaosCommand implements Callable<Integer> {
                     .feedPause(Duration.ofMillis(feedPauseMs))
                     .killDelay(Duration.ofMillis((long) (Double.parseDouble(delay[0]) * 1000)), Duration.ofMillis((long) (Double.parseDouble(delay[1]) * 1000)))
                     .workload(new Workload.Settings(workloadSeed, instances, simulated, kernels, faults), chunks)
-                    .processes(CrashLoop.Stage.DETECT, detectProcesses);
+                    .processes(CrashLoop.Stage.DETECT, detectProcesses).pauses(Duration.ofSeconds(pauseSeconds));
+            if (pauseSeconds > 0 && victims.contains(CrashLoop.Stage.BROKER)) {
+                throw new IllegalArgumentException("--pause-seconds pauses ingest, detect or report, not the broker");
+            }
             if (reports) {
                 settings.reports(true);
             }
@@ -124,6 +135,9 @@ public final class ChaosCommand implements Callable<Integer> {
             }
             if (detectArgs != null) {
                 settings.stageArgs(CrashLoop.Stage.DETECT, detectArgs);
+            }
+            if (reportArgs != null) {
+                settings.stageArgs(CrashLoop.Stage.REPORT, reportArgs);
             }
         } catch (IllegalArgumentException | java.time.format.DateTimeParseException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());

@@ -64,6 +64,17 @@ class SteplineCommandTest {
     }
 
     @Test
+    void reportRefusesABadUpstreamGroupBeforeConnecting() {
+        Result twice = run("report", "--upstream-group", "stepline-ingest,stepline-ingest");
+        assertThat(twice.code()).isEqualTo(2);
+        assertThat(twice.err()).contains("--upstream-group: 'stepline-ingest' given twice");
+        Result none = run("report", "--upstream-group", "none", "--upstream-group", "stepline-roofline");
+        assertThat(none.code()).isEqualTo(2);
+        assertThat(none.err()).contains("'none' only alone");
+        assertThat(run("report", "--help").out()).contains("--upstream-group").contains("[stepline-ingest,").contains("stepline-roofline]");
+    }
+
+    @Test
     void unknownSubcommandIsExit2() {
         Result r = run("frobnicate");
         assertThat(r.code()).isEqualTo(2);

@@ -14,10 +14,6 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.ListOffsetsResult;
-import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -88,21 +84,12 @@ public final class ConsumerLagMeter implements AutoCloseable {
         }
         for (String group : groups) {
             try {
-                Map<TopicPartition, OffsetAndMetadata> committed =
-                        admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS);
-                if (committed.isEmpty()) {
+                Map<TopicPartition, Long> perPartition = io.stepline.kafka.GroupLag.of(admin, group, java.time.Duration.ofSeconds(10));
+                if (perPartition.isEmpty()) {
                     continue;
                 }
-                Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-                committed.keySet().forEach(tp -> latest.put(tp, OffsetSpec.latest()));
-                Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> ends = admin.listOffsets(latest,
-                        new org.apache.kafka.clients.admin.ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all().get(10, TimeUnit.SECONDS);
                 Map<String, Long> perTopic = new HashMap<>();
-                committed.forEach((tp, om) -> {
-                    long end = ends.get(tp).offset();
-                    long pos = om == null ? 0 : om.offset();
-                    perTopic.merge(tp.topic(), Math.max(0, end - pos), Long::sum);
-                });
+                perPartition.forEach((tp, n) -> perTopic.merge(tp.topic(), n, Long::sum));
                 perTopic.forEach((topic, lag) -> lags.computeIfAbsent(group + '/' + topic, k -> register(registry, group, topic)).set(lag));
             } catch (Exception e) {
                 log.debug("lag of {}: {}", group, e.toString());

@@ -53,6 +53,11 @@ class IncidentGroupingPaceTest {
         return DETECTOR_OUTPUT.anomalies(i);
     }
 
+    /** The stages before the reporter have nothing left to consume: a silence is the instance's. */
+    static final java.util.function.BooleanSupplier DRAINED = () -> true;
+    /** The stages before the reporter still have input to work through: a silence may be theirs. */
+    static final java.util.function.BooleanSupplier BUSY = () -> false;
+
     /** A wall clock the test moves. */
     static final class WallClock extends java.time.Clock {
         private long millis = 1_767_225_600_000L;
@@ -102,6 +107,15 @@ class IncidentGroupingPaceTest {
      * everything up to it, and no wall time passing: the way a reporter keeping up reads the topics.
      */
     Output prompt(Path dir) throws Exception {
+        return stalled(dir, -1, DRAINED);
+    }
+
+    /**
+     * As {@link #prompt}, but after step {@code stallAfter} (inside the run at 1000) nothing comes for a minute of
+     * wall time, the reporter asking every second whether the instance has gone idle and the stages before it
+     * answering {@code upstream}: a detector stalled under load, or an instance that stopped for a while.
+     */
+    Output stalled(Path dir, long stallAfter, java.util.function.BooleanSupplier upstream) throws Exception {
         PublishedOutput c = new PublishedOutput();
         WallClock clock = new WallClock();
         IncidentReporter r = new IncidentReporter(withoutKernels(dir), c, clock);
@@ -109,7 +123,13 @@ class IncidentGroupingPaceTest {
             r.accept(verdict(i));
             anomalies(i).forEach(r::accept);
             r.readThrough(INST, i);
-            r.closeIdle(clock.millis());
+            r.closeIdle(clock.millis(), DRAINED);
+            if (i == stallAfter) {
+                for (int s = 0; s < 60; s++) {
+                    clock.advance(1_000);
+                    r.closeIdle(clock.millis(), upstream);
+                }
+            }
         }
         r.flush();
         return output(dir, c);
@@ -136,7 +156,7 @@ class IncidentGroupingPaceTest {
                 anomalies(i).forEach(r::accept);
             }
             clock.advance(10_000);
-            r.closeIdle(clock.millis());
+            r.closeIdle(clock.millis(), DRAINED);
             if (behind >= 0) {
                 r.readThrough(INST, Math.min(STEPS, behind + block) - 1);
             }
@@ -241,6 +261,83 @@ class IncidentGroupingPaceTest {
         assertThat(readAhead).isEqualTo(keepingUp);
     }
 
+    /**
+     * Issue 16: a pause of the pipeline longer than the idle time (a detector paused under load) is not an instance gone
+     * silent. While the stages before the reporter still have input, the run at 1000 stays open through the pause and is
+     * the one incident of 6 steps a reporter keeping up writes; the reporter that took every silence for the instance's
+     * own (the rule before) wrote its first 4 steps as an incident, and the 2 after the pause as another.
+     */
+    @Test
+    void aStallOfTheStagesBeforeTheReporterSplitsNoIncident() throws Exception {
+        Output prompt = prompt(tmp.resolve("prompt"));
+        Output stalled = stalled(tmp.resolve("stalled"), 1003, BUSY);
+        Output silent = stalled(tmp.resolve("silent"), 1003, DRAINED);
+
+        assertThat(prompt.incidents().get("i-1-1000")).contains("\"num_steps\": 6");
+        assertThat(stalled.incidents()).isEqualTo(prompt.incidents());
+        assertThat(stalled.alerts()).isEqualTo(prompt.alerts());
+        assertThat(stalled.incidentsFile()).containsExactlyElementsOf(prompt.incidentsFile());
+        // the same minute with the pipeline drained is the instance's own silence: its run is written at the pause
+        assertThat(silent.incidents().get("i-1-1000")).contains("\"num_steps\": 4");
+        assertThat(silent.incidents()).containsKey("i-1-1004").hasSize(prompt.incidents().size() + 1);
+    }
+
+    /**
+     * An instance that stops while the rest of its partition goes on is silent whatever the stages before the reporter
+     * are doing (a busy fleet's detector is never quite drained): its run is written once records of the others, written
+     * at least the idle time after its last, have been read there.
+     */
+    @Test
+    void anInstanceIsSilentWhenItsPartitionMovesOnWithoutIt() throws Exception {
+        PublishedOutput c = new PublishedOutput();
+        ReporterSettings settings = ReporterSettings.defaults(tmp);
+        WallClock clock = new WallClock();
+        IncidentReporter r = new IncidentReporter(settings, c, clock);
+        String partition = "stepline.verdicts-0";
+        long lastMs = 0;
+        for (long i = 0; i < 1003; i++) { // the instance stops in its first run
+            r.accept(verdict(i));
+            anomalies(i).forEach(r::accept);
+            r.readThrough(INST, i);
+            lastMs = OneInstance.start(i) / 1_000_000;
+            r.heard(INST, partition, lastMs);
+        }
+        clock.advance(settings.idleCloseMs());
+        r.heard("i-other", partition, lastMs + settings.idleCloseMs() - 1);
+        r.heard("i-other", "stepline.verdicts-1", lastMs + 10 * settings.idleCloseMs()); // another partition: says nothing of this one
+        r.closeIdle(clock.millis(), BUSY);
+        assertThat(c.incidents).isEmpty();
+
+        r.heard("i-other", partition, lastMs + settings.idleCloseMs());
+        r.closeIdle(clock.millis(), BUSY);
+        assertThat(c.incidents).containsOnlyKeys("i-1-1000");
+        assertThat(c.incidents.get("i-1-1000")).contains("\"num_steps\": 3");
+    }
+
+    /** An instance whose steps still come while its verdicts do not (the detector behind) is not silent. */
+    @Test
+    void anInstanceWhoseStepsStillComeIsNotSilent() throws Exception {
+        PublishedOutput c = new PublishedOutput();
+        ReporterSettings settings = ReporterSettings.defaults(tmp);
+        WallClock clock = new WallClock();
+        IncidentReporter r = new IncidentReporter(settings, c, clock);
+        for (long i = 0; i < 1003; i++) {
+            r.accept(verdict(i));
+            anomalies(i).forEach(r::accept);
+            r.readThrough(INST, i);
+        }
+        for (long i = 1003; i < 1003 + 2 * settings.idleCloseMs() / 1_000; i++) {
+            clock.advance(1_000);
+            r.accept(IncidentReporterTest.step(INST, i, OneInstance.start(i), 10_000_000L));
+            r.closeIdle(clock.millis(), DRAINED);
+        }
+        assertThat(c.incidents).isEmpty();
+
+        clock.advance(settings.idleCloseMs());
+        r.closeIdle(clock.millis(), DRAINED);
+        assertThat(c.incidents).containsOnlyKeys("i-1-1000");
+    }
+
     @Test
     void anInstanceThatStopsSendingStepsHasItsIncidentWrittenAfterTheIdleTime() throws Exception {
         PublishedOutput c = new PublishedOutput();
@@ -253,12 +350,12 @@ class IncidentGroupingPaceTest {
             r.readThrough(INST, i);
         }
         clock.advance(settings.idleCloseMs() / 2);
-        r.closeIdle(clock.millis());
+        r.closeIdle(clock.millis(), DRAINED);
         assertThat(c.incidents).isEmpty();
         assertThat(r.heldSinceNs(INST)).as("the open run's anomalies are held for a restart").isEqualTo(T0 + 1000 * STEP_NS);
 
         clock.advance(settings.idleCloseMs() / 2);
-        r.closeIdle(clock.millis());
+        r.closeIdle(clock.millis(), DRAINED);
         assertThat(c.incidents).containsOnlyKeys("i-1-1000");
         assertThat(c.incidents.get("i-1-1000")).contains("\"num_steps\": 3");
         assertThat(c.alerts).containsOnlyKeys("i-1-1000");

@@ -15,7 +15,7 @@ import io.stepline.roofline.retention.RetentionStats;
 /** Validated settings of the detector application, assembled into one {@link Properties}. */
 public final class DetectorConfig {
     /** Kafka Streams application id: the consumer group and the prefix of the state topics. */
-    public static final String DEFAULT_APPLICATION_ID = "stepline-roofline";
+    public static final String DEFAULT_APPLICATION_ID = io.stepline.schemas.StageIds.DETECTOR;
     /** Share of NORMAL steps whose kernels are kept as a baseline for reports. */
     public static final double DEFAULT_BASELINE_SAMPLE_RATE = 0.002;
     /** How long a kernel batch waits for its step's verdict. */

@@ -229,8 +229,13 @@ public final class CrashLoop {
                     }
                     Set<Integer> own = group.size() > 1 ? ownPartitions(admin, st, p.name()) : null;
                     long killedAt = System.nanoTime();
-                    p.kill();
-                    p.start();
+                    if (s.pause.isZero()) {
+                        p.kill();
+                        p.start();
+                    } else {
+                        p.pause(s.pause);
+                        killedAt = System.nanoTime(); // timed from when it goes on
+                    }
                     // marked half a second after the kill: long enough for a commit the dead process had sent to complete,
                     // far shorter than a JVM takes to start and rejoin
                     Thread.sleep(MARK_AFTER_KILL_MS);
@@ -243,8 +248,10 @@ public final class CrashLoop {
                             first = watch.await(wait);
                         }
                     }
-                    killed.add(new Kill(st, p.name(), at, first));
-                    progress.accept(String.format("kill %d/%d: %s at %.1f s, first output after restart %s%s", k + 1, kills, p.name(), at,
+                    String what = s.pause.isZero() ? p.name() : p.name() + " (paused " + s.pause.toSeconds() + " s)";
+                    killed.add(new Kill(st, what, at, first));
+                    progress.accept(String.format("kill %d/%d: %s at %.1f s, first output after %s %s%s", k + 1, kills, what, at,
+                            s.pause.isZero() ? "restart" : "the pause",
                             first == null ? (inputFlowing ? "none within " + s.recoveryTimeout.toSeconds() + " s" : "none (input all fed)")
                                     : String.format("%.2f s", first.toMillis() / 1000.0),
                             own == null ? "" : " (its partitions " + own + ")"));
@@ -495,6 +502,7 @@ public final class CrashLoop {
         private Duration settle = DEFAULT_SETTLE;
         private boolean reports;
         private boolean httpFeed;
+        private Duration pause = Duration.ZERO;
         private final Map<Stage, List<String>> stageArgs = new EnumMap<>(Stage.class);
         private final Map<Stage, Integer> processes = new EnumMap<>(Stage.class);
 
@@ -540,6 +548,18 @@ public final class CrashLoop {
             }
             this.killDelayMin = min;
             this.killDelayMax = max;
+            return this;
+        }
+
+        /**
+         * Instead of killing a stage, stop it (SIGSTOP) for this long and let it go on (SIGCONT), without a restart: a
+         * stage paused by a loaded machine. Zero (the default): kill and restart.
+         */
+        public Settings pauses(Duration pause) {
+            if (pause.isNegative() || pause.compareTo(Duration.ofMinutes(10)) > 0) {
+                throw new IllegalArgumentException("a pause must be in [0, 10 min], got " + pause.toSeconds() + " s");
+            }
+            this.pause = pause;
             return this;
         }
 

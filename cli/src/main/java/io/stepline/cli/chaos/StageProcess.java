@@ -81,6 +81,30 @@ public final class StageProcess {
         }
     }
 
+    /**
+     * SIGSTOP, then SIGCONT after {@code pause}: the process stands still, as one starved of CPU on a loaded machine or
+     * frozen by a long GC would, and goes on where it was; its sessions and transactions may have timed out meanwhile.
+     */
+    public void pause(Duration pause) throws IOException, InterruptedException {
+        long pid = pid();
+        if (pid < 0 || !isAlive()) {
+            throw new IllegalStateException(name + " is not running");
+        }
+        signal("STOP", pid);
+        try {
+            Thread.sleep(pause.toMillis());
+        } finally {
+            signal("CONT", pid);
+        }
+    }
+
+    private static void signal(String signal, long pid) throws IOException, InterruptedException {
+        Process k = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).redirectErrorStream(true).start();
+        if (k.waitFor() != 0) {
+            throw new IOException("kill -" + signal + " " + pid + " failed: " + new String(k.getInputStream().readAllBytes()).strip());
+        }
+    }
+
     /** SIGTERM (Ctrl-C's shutdown path), then SIGKILL if it has not exited within {@code grace}. */
     public synchronized void stop(Duration grace) throws InterruptedException {
         if (process == null) {

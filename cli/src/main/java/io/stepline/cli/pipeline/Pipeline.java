@@ -54,6 +54,7 @@ public final class Pipeline implements AutoCloseable {
     private final DetectorService detector;
     private final ReportService reports;
     private final String outputPrefix;
+    private final String runId;
 
     /**
      * The three stages against {@code target}, whose listener hears of them. Their application and
@@ -63,6 +64,7 @@ public final class Pipeline implements AutoCloseable {
     public Pipeline(KafkaTarget target, Path stateDir, Path reportDir, String model, String runId, String outputPrefix, boolean live) {
         this.bootstrap = target.bootstrapServers();
         this.outputPrefix = outputPrefix;
+        this.runId = runId;
         this.ingest = new IngestService(IngestConfig.builder().applicationId(IngestConfig.DEFAULT_APPLICATION_ID + runId)
                 .stateDir(stateDir.resolve("ingest")).reorderWindowMs(REORDER_WINDOW_MS).listener(target.listener()).build());
         this.detector = new DetectorService(DetectorConfig.builder().applicationId(DetectorConfig.DEFAULT_APPLICATION_ID + runId).model(model)
@@ -87,6 +89,9 @@ public final class Pipeline implements AutoCloseable {
 
     /** Starts the stages; {@code withIngest} false for a replay that starts from stored steps. */
     public Pipeline start(boolean withIngest) {
+        // the report stage asks the stages of this run, and only those, whether a silent instance is the pipeline's silence
+        reports.upstreamGroups(withIngest ? List.of(IngestConfig.DEFAULT_APPLICATION_ID + runId, DetectorConfig.DEFAULT_APPLICATION_ID + runId)
+                : List.of(DetectorConfig.DEFAULT_APPLICATION_ID + runId));
         if (withIngest) {
             ingest.start(bootstrap);
         }

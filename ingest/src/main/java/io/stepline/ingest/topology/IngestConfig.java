@@ -9,7 +9,7 @@ import io.stepline.ingest.accounting.IngestStats;
 /** Validated settings of the ingest Kafka Streams application, assembled into one {@link Properties}. */
 public final class IngestConfig {
     /** Kafka Streams application id: the consumer group and the prefix of the state topics. */
-    public static final String DEFAULT_APPLICATION_ID = "stepline-ingest";
+    public static final String DEFAULT_APPLICATION_ID = io.stepline.schemas.StageIds.INGEST;
     /** Exactly-once commit interval, the one every stage shares (StreamsApp.DEFAULT_COMMIT_INTERVAL_MS). */
     public static final long DEFAULT_COMMIT_INTERVAL_MS = io.stepline.kafka.StreamsApp.DEFAULT_COMMIT_INTERVAL_MS;
     /**

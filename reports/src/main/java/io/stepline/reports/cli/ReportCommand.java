@@ -52,6 +52,12 @@ public final class ReportCommand implements Callable<Integer> {
                     + " default: this host and the report directory.")
     String memberName;
 
+    @Option(names = "--upstream-group", paramLabel = "GROUP", split = ",",
+            description = "The application id of a stage before this one, repeatable (default: ${DEFAULT-VALUE}): an instance silent for "
+                    + ReporterSettings.DEFAULT_IDLE_CLOSE_MS / 1000 + " s has its incidents written only once its partitions moved on without it or"
+                    + " these stages have consumed all their input, so that a stalled stage splits no incident. 'none': do not ask.")
+    java.util.List<String> upstreamGroups = ReportService.DEFAULT_UPSTREAM_GROUPS;
+
     @Override
     public Integer call() throws Exception {
         ReporterSettings settings;
@@ -63,17 +69,35 @@ public final class ReportCommand implements Callable<Integer> {
             if (problem != null) {
                 throw new IllegalArgumentException("--member-name " + problem);
             }
+            upstreamGroups = upstreamGroups(upstreamGroups);
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
         CountDownLatch stop = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
-        try (KafkaTarget target = cluster.connect(); ReportService svc = new ReportService(settings).alertmanager(sink)
+        try (KafkaTarget target = cluster.connect(); ReportService svc = new ReportService(settings).alertmanager(sink).upstreamGroups(upstreamGroups)
                 .memberName(memberName != null ? memberName : io.stepline.kafka.StreamsApp.defaultMemberName(out)).start(target.bootstrapServers())) {
             spec.commandLine().getErr().println("reports running on " + target.bootstrapServers() + ", writing " + out.toAbsolutePath() + "; Ctrl-C to stop");
             stop.await();
         }
         return 0;
+    }
+
+    /** {@code --upstream-group} as given: 'none' alone for no group; a blank or repeated id is an IllegalArgumentException. */
+    static java.util.List<String> upstreamGroups(java.util.List<String> given) {
+        if (given.size() == 1 && given.get(0).equals("none")) {
+            return java.util.List.of();
+        }
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        for (String g : given) {
+            if (g.isBlank() || g.equals("none")) {
+                throw new IllegalArgumentException("--upstream-group: '" + g + "' is not a group id ('none' only alone)");
+            }
+            if (!seen.add(g)) {
+                throw new IllegalArgumentException("--upstream-group: '" + g + "' given twice");
+            }
+        }
+        return java.util.List.copyOf(given);
     }
 
     /** The sink for {@code --alertmanager URL}, or null without it; a bad URL is an IllegalArgumentException. */

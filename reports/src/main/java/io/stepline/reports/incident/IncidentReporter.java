@@ -59,8 +59,9 @@ import io.stepline.evaluation.OutlierRuns;
  * {@link ReporterSettings#horizonSteps} after it, when no sustained regression can fold it in any more.
  * Each of these happens at a step, in step order, so the same anomalies and kernels give the same
  * incidents and alerts however far the verdicts or the kernels ran ahead. The one exception is
- * {@link #closeIdle}: an instance silent for {@link ReporterSettings#idleCloseMs} of wall time has its
- * incidents written at once.
+ * {@link #closeIdle}: an instance silent for {@link ReporterSettings#idleCloseMs} of wall time, while the
+ * rest of its partitions moved on without it or the stages before the reporter had nothing left to do,
+ * has its incidents written at once.
  */
 public final class IncidentReporter {
     /** Where incidents and alerts go (Kafka in the service, a list in tests). */
@@ -106,6 +107,8 @@ public final class IncidentReporter {
     private final List<IncidentReport> reports = new ArrayList<>();
     private final Set<String> alerted = new HashSet<>();
     private long suppressedAlerts;
+    /** The newest record timestamp read per topic partition (ms; {@link #heard}): how far each partition moved on. */
+    private final Map<String, Long> partitionNewestMs = new HashMap<>();
 
     /** Ids of the incidents in incidents.jsonl: a restarted reporter that closes one of them again rewrites its files but adds no line. */
     private final Set<String> listed = new HashSet<>();
@@ -177,8 +180,10 @@ public final class IncidentReporter {
         final Map<Long, Evidence> alertedEvidence = new HashMap<>();
         /** Every anomaly of the steps up to this one has been read (-1: none known yet). */
         long readThrough = -1;
-        /** When a verdict or anomaly of the instance was last read (wall clock, for {@link #closeIdle} only). */
+        /** When a step, verdict or anomaly of the instance was last read (wall clock, for {@link #closeIdle} only). */
         long lastReadWallMs = clock.millis();
+        /** The newest record timestamp of the instance per topic partition it was read on (ms; {@link #heard}). */
+        final Map<String, Long> heardOn = new HashMap<>(4);
         long lastVerdictStep = -1;
         long firstVerdictStep = Long.MAX_VALUE;
         /** Verdicts read, warming-up ones included: the share of step ids judged. */
@@ -506,6 +511,7 @@ public final class IncidentReporter {
      */
     public void accept(StepRecord s) {
         Instance si = inst(s.getInstanceId());
+        si.lastReadWallMs = clock.millis(); // its steps still come: not silent, though the detector may be behind
         si.stepWork.put(s.getStepId(), new int[] {s.getPrefillTokens(), s.getNumDecodeReqs()});
         si.stepsSeen++;
         if (s.getLatencySource() == io.stepline.events.LatencySource.NONE) {
@@ -543,18 +549,54 @@ public final class IncidentReporter {
     }
 
     /**
-     * Live mode's fallback for an instance that stopped sending steps: with no verdict or anomaly of
-     * it read for {@link ReporterSettings#idleCloseMs}, its anomalies are applied, its open run ends and
-     * its ended runs are written without waiting for steps that may never come. The one rule that
-     * depends on the pace of the input.
+     * A record of {@code instance} (a step, verdict or anomaly) was read on {@code topicPartition} with the
+     * record timestamp {@code timestampMs}: the stages keep the timestamp of the input a record came from,
+     * so a partition's newest one says how far that partition's input has come, whatever the pace it is
+     * read at. {@link #closeIdle} compares an instance's with its partitions'.
      */
-    public void closeIdle(long nowMs) {
+    public void heard(String instance, String topicPartition, long timestampMs) {
+        inst(instance).heardOn.merge(topicPartition, timestampMs, Math::max);
+        partitionNewestMs.merge(topicPartition, timestampMs, Math::max);
+    }
+
+    /**
+     * Live mode's fallback for an instance that stopped sending steps: with no step, verdict or anomaly of
+     * it read for {@link ReporterSettings#idleCloseMs} of wall time, its anomalies are applied, its open run
+     * ends and its ended runs are written without waiting for steps that may never come; but only if the
+     * silence is the instance's own and not a stall of the pipeline before the reporter (a detector paused
+     * for longer than that under load would otherwise split a run in two). It is the instance's own when
+     * one of its partitions moved on without it, by records of other instances written at least the idle
+     * time after its last ({@link #heard}), or when {@code upstreamDrained} says the stages before the
+     * reporter have nothing left to consume. The one rule that depends on the pace of the input.
+     */
+    public void closeIdle(long nowMs, java.util.function.BooleanSupplier upstreamDrained) {
+        Boolean drained = null; // asked once per call, and only if an instance's silence needs it
         for (Instance in : instances.values()) {
             boolean holding = in.runs.open() != null || !in.ended.isEmpty() || !in.pending.isEmpty() || !in.drifts.isEmpty();
-            if (holding && nowMs - in.lastReadWallMs >= settings.idleCloseMs()) {
-                closeAll(in);
+            if (!holding || nowMs - in.lastReadWallMs < settings.idleCloseMs()) {
+                continue;
+            }
+            if (!movedOnWithout(in)) {
+                if (drained == null) {
+                    drained = upstreamDrained.getAsBoolean();
+                }
+                if (!drained) {
+                    continue;
+                }
+            }
+            closeAll(in);
+        }
+    }
+
+    /** Whether one of the instance's partitions holds a record written at least the idle time after the instance's last there. */
+    private boolean movedOnWithout(Instance in) {
+        for (Map.Entry<String, Long> e : in.heardOn.entrySet()) {
+            Long newest = partitionNewestMs.get(e.getKey());
+            if (newest != null && newest - e.getValue() >= settings.idleCloseMs()) {
+                return true;
             }
         }
+        return false;
     }
 
     /** Closes every open incident (end of input) and writes the fleet overview. */

@@ -23,10 +23,12 @@ public record ReporterSettings(Path outDir, double ttftSloS, double tpotSloS, in
      */
     public static final int DEFAULT_HORIZON_STEPS = 2_000;
     /**
-     * Wall time without a verdict or anomaly of an instance after which its open and ended incidents are
-     * written without waiting for its steps to move on: an instance that stopped sending steps still gets
-     * them. The only rule of the reporter that depends on the pace of its input; longer than a stage takes
-     * to restart after a crash (3-22 s measured, docs/BENCHMARKS.md), so that a crash does not trigger it.
+     * Wall time without a step, verdict or anomaly of an instance after which its open and ended incidents
+     * are written without waiting for its steps to move on, if the silence is the instance's own (its
+     * partitions went on without it, or the stages before the reporter have nothing left to consume:
+     * {@link IncidentReporter#closeIdle}): an instance that stopped sending steps still gets them. The only
+     * rule of the reporter that depends on the pace of its input; longer than a stage takes to restart after
+     * a crash (3-22 s measured, docs/BENCHMARKS.md).
      */
     public static final long DEFAULT_IDLE_CLOSE_MS = 30_000;
 

@@ -39,6 +39,7 @@ import io.stepline.reports.alerts.AlertmanagerSink;
 import io.stepline.reports.incident.IncidentReporter;
 import io.stepline.reports.incident.ReporterSettings;
 import io.stepline.schemas.EventSerdes;
+import io.stepline.schemas.StageIds;
 import io.stepline.schemas.Topics;
 
 /**
@@ -50,7 +51,9 @@ import io.stepline.schemas.Topics;
 public final class ReportService implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ReportService.class);
     /** Consumer group of the reporter's inputs (stepline demo and run use a group of their own per run). */
-    public static final String DEFAULT_GROUP_ID = "stepline-reports";
+    public static final String DEFAULT_GROUP_ID = StageIds.REPORTS;
+    /** The consumer groups of the stages before the report stage, by their default application ids (see {@link #upstreamGroups}). */
+    public static final List<String> DEFAULT_UPSTREAM_GROUPS = List.of(StageIds.INGEST, StageIds.DETECTOR);
 
     private final ReporterSettings settings;
     private final String groupId;
@@ -66,6 +69,8 @@ public final class ReportService implements AutoCloseable {
     private Thread thread;
     private AlertmanagerSink alertmanager;
     private String memberName;
+    private List<String> upstreamGroups = DEFAULT_UPSTREAM_GROUPS;
+    private UpstreamProbe upstream;
     /** Incidents alerted, and the start of the last one alerted per instance, before this process (read back at start). */
     private final Set<String> alerted = new HashSet<>();
     private final Map<String, Long> lastAlertStart = new HashMap<>();
@@ -112,6 +117,23 @@ public final class ReportService implements AutoCloseable {
             throw new IllegalArgumentException("member name " + problem);
         }
         this.memberName = name;
+        return this;
+    }
+
+    /**
+     * The consumer groups (application ids) of the stages before this one, asked in live mode whether they
+     * have anything left to consume before the incidents of an instance gone silent are written: a silence
+     * that is the pipeline's (a detector paused under load, a stage restarting) then splits no incident.
+     * Default {@link #DEFAULT_UPSTREAM_GROUPS}; empty: do not ask (the silence alone decides, unless the
+     * instance's partitions moved on without it). Call before {@link #start}.
+     */
+    public ReportService upstreamGroups(List<String> groups) {
+        for (String g : groups) {
+            if (g == null || g.isBlank()) {
+                throw new IllegalArgumentException("an upstream group id must not be blank");
+            }
+        }
+        this.upstreamGroups = List.copyOf(groups);
         return this;
     }
 
@@ -203,6 +225,9 @@ public final class ReportService implements AutoCloseable {
             cp.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, StreamsApp.SESSION_TIMEOUT_MS);
         }
         consumer = new KafkaConsumer<>(cp, new StringDeserializer(), new ByteArrayDeserializer());
+        if (live && !upstreamGroups.isEmpty()) {
+            upstream = new UpstreamProbe(bootstrapServers, upstreamGroups);
+        }
         readThrough = new ReadThrough(Set.of(inputPrefix + Topics.ANOMALIES.topicName(), inputPrefix + Topics.KERNELS_RETAINED.topicName()));
         consumer.subscribe(List.of(inputPrefix + Topics.ANOMALIES.topicName(), inputPrefix + Topics.KERNELS_RETAINED.topicName(),
                 Topics.REQUESTS.topicName(), Topics.STEPS.topicName(), inputPrefix + Topics.VERDICTS.topicName(),
@@ -305,7 +330,7 @@ public final class ReportService implements AutoCloseable {
                     reporter.readThrough(e.getKey(), e.getValue());
                 }
                 if (live) {
-                    reporter.closeIdle(System.currentTimeMillis());
+                    reporter.closeIdle(System.currentTimeMillis(), () -> readToTheEnd() && (upstream == null || upstream.drained()));
                 }
                 if (flushRequested.compareAndSet(true, false)) {
                     reporter.flush();
@@ -387,6 +412,7 @@ public final class ReportService implements AutoCloseable {
         if (t.equals(Topics.ANOMALIES.topicName())) {
             io.stepline.events.Anomaly a = EventSerdes.ANOMALY.decode(r.value());
             hold(r, a.getInstanceId(), a.getStartUnixNano(), false);
+            heard(r, a.getInstanceId());
             reporter.accept(a);
         } else if (t.equals(Topics.KERNELS_RETAINED.topicName())) {
             io.stepline.events.RetainedKernelBatch k = EventSerdes.RETAINED_KERNELS.decode(r.value());
@@ -395,14 +421,35 @@ public final class ReportService implements AutoCloseable {
         } else if (t.equals(Topics.REQUESTS.topicName())) {
             reporter.accept(EventSerdes.REQUEST.decode(r.value()));
         } else if (t.equals(Topics.STEPS.topicName())) {
-            reporter.accept(EventSerdes.STEP.decode(r.value()));
+            io.stepline.events.StepRecord step = EventSerdes.STEP.decode(r.value());
+            heard(r, step.getInstanceId());
+            reporter.accept(step);
         } else if (t.equals(Topics.VERDICTS.topicName())) {
             io.stepline.events.StepVerdict v = EventSerdes.VERDICT.decode(r.value());
+            heard(r, v.getInstanceId());
             reporter.accept(v);
             readThrough.verdict(v.getInstanceId(), v.getStepId());
         } else if (t.equals(Topics.ROOFLINES.topicName())) {
             reporter.accept(EventSerdes.ROOFLINE.decode(r.value()));
         }
+    }
+
+    /**
+     * Whether this stage has itself read its inputs to their ends, as of its last fetches (within a commit marker per
+     * partition): a reporter behind on a partition has not heard an instance there for a while without it being silent.
+     */
+    private boolean readToTheEnd() {
+        for (TopicPartition tp : consumer.assignment()) {
+            java.util.OptionalLong lag = consumer.currentLag(tp);
+            if (lag.isPresent() && lag.getAsLong() > UpstreamProbe.SLACK_RECORDS) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void heard(ConsumerRecord<String, byte[]> r, CharSequence instance) {
+        reporter.heard(instance.toString(), r.topic() + '-' + r.partition(), r.timestamp());
     }
 
     /**
@@ -469,6 +516,9 @@ public final class ReportService implements AutoCloseable {
         }
         if (alertmanager != null) {
             alertmanager.close();
+        }
+        if (upstream != null) {
+            upstream.close();
         }
     }
 
