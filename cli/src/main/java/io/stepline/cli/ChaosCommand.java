@@ -56,6 +56,11 @@ public final class ChaosCommand implements Callable<Integer> {
                     + " a stage paused by a loaded machine, longer than the report stage's 30 s idle time (default: ${DEFAULT-VALUE}: kill).")
     int pauseSeconds;
 
+    @Option(names = "--apache-broker",
+            description = "Run Apache Kafka's own broker (kafka.Kafka, single-node KRaft, from this classpath) instead of stepline broker: an"
+                    + " external cluster, without the embedded broker's own abort of timed-out transactions (KAFKA-20734, see the README).")
+    boolean apacheBroker;
+
     @Option(names = "--instances", defaultValue = "4", description = "Simulated instances (default: ${DEFAULT-VALUE}).")
     int instances;
 
@@ -136,6 +141,7 @@ public final class ChaosCommand implements Callable<Integer> {
             if (detectArgs != null) {
                 settings.stageArgs(CrashLoop.Stage.DETECT, detectArgs);
             }
+            settings.apacheBroker(apacheBroker);
             if (reportArgs != null) {
                 settings.stageArgs(CrashLoop.Stage.REPORT, reportArgs);
             }

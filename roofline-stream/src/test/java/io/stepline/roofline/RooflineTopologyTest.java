@@ -102,6 +102,56 @@ class RooflineTopologyTest {
         }
     }
 
+    /**
+     * The verdicts of one instance's 1,200 steps, each step record piped {@code copies(i)} times in a row: an external
+     * Kafka 4.3.1 broker restarted under load committed an aborted ingest transaction's steps along with their retry
+     * (KAFKA-20734, ExternalBrokerRestartIT).
+     */
+    private List<StepVerdict> verdictsOf(java.util.function.IntUnaryOperator copies, Path dir, DetectorConfig[] used) {
+        DetectorConfig cfg = DetectorConfig.builder().stateDir(dir).baselineSampleRate(0).build();
+        used[0] = cfg;
+        try (TopologyTestDriver driver = new TopologyTestDriver(RooflineTopology.build(cfg), cfg.streamsProperties("dummy:9092"))) {
+            TestInputTopic<String, byte[]> steps = driver.createInputTopic(Topics.STEPS.topicName(), new StringSerializer(), new ByteArraySerializer());
+            TestOutputTopic<String, byte[]> verdicts = driver.createOutputTopic(Topics.VERDICTS.topicName(), new StringDeserializer(), new ByteArrayDeserializer());
+            SplittableRandom rng = new SplittableRandom(3);
+            for (int i = 0; i < 1200; i++) {
+                byte[] step = EventSerdes.STEP.encode(Steps.step(rng, "i-1", i, i * 10_000_000L, Steps.Noise.LOGNORMAL, i == 1100 ? 3 : 1));
+                for (int c = 0; c < copies.applyAsInt(i); c++) {
+                    steps.pipeInput("i-1", step);
+                }
+            }
+            // the engine restarted: its step ids begin at 0 again, at other times, and are new steps
+            for (int i = 0; i < 50; i++) {
+                steps.pipeInput("i-1", EventSerdes.STEP.encode(Steps.step(rng, "i-1", i, (2000 + i) * 10_000_000L, Steps.Noise.LOGNORMAL, 1)));
+            }
+            List<StepVerdict> vs = new ArrayList<>();
+            verdicts.readValuesToList().forEach(v -> vs.add(EventSerdes.VERDICT.decode(v)));
+            return vs;
+        }
+    }
+
+    /** What a verdict judged, without when it was produced. */
+    private static List<String> judged(List<StepVerdict> vs) {
+        return vs.stream().map(v -> v.getStepId() + "@" + v.getStartUnixNano() + " " + v.getVerdict() + " " + v.getExpectedNs() + " "
+                + v.getBoundNs() + " v" + v.getModelVersion()).toList();
+    }
+
+    @Test
+    void aStepRecordThatComesTwiceIsJudgedOnce() {
+        DetectorConfig[] once = new DetectorConfig[1];
+        DetectorConfig[] twice = new DetectorConfig[1];
+        List<StepVerdict> clean = verdictsOf(i -> 1, state.resolve("once"), once);
+        List<StepVerdict> repeated = verdictsOf(i -> (i >= 600 && i < 610) || i == 1100 ? 2 : 1, state.resolve("twice"), twice);
+
+        assertThat(clean).hasSize(1250);
+        assertThat(clean.get(1100).getVerdict()).isEqualTo(Verdict.OUTLIER);
+        // the same verdicts, the model unmoved by the repeats, and the restarted engine's steps judged
+        assertThat(judged(repeated)).isEqualTo(judged(clean));
+        assertThat(twice[0].stats().repeatedSteps.sum()).isEqualTo(11);
+        assertThat(once[0].stats().repeatedSteps.sum()).isZero();
+        assertThat(twice[0].stats().toString()).contains("11 step records came twice, judged once");
+    }
+
     @Test
     void anOutlierWhosePhasesCannotBeReadIsJudgedAndDeadLettered() {
         DetectorConfig cfg = DetectorConfig.builder().stateDir(state).baselineSampleRate(0).build();

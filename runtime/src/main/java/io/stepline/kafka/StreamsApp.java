@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
 /**
  * A Stepline Kafka Streams application: the settings every stage shares (exactly-once v2, large
  * fetches and batches, no producer compression) assembled in one place, and the lifecycle (a failing stream thread
- * stops the client, which {@link #isHealthy()} then reports).
+ * is replaced a few times ({@link ThreadReplacements}), then stops the client, which {@link #isHealthy()} then reports).
  */
 public final class StreamsApp implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(StreamsApp.class);
@@ -77,8 +77,15 @@ public final class StreamsApp implements AutoCloseable {
             }
             throw e;
         }
+        ThreadReplacements replacements = new ThreadReplacements();
         streams.setUncaughtExceptionHandler(e -> {
-            log.error("{}: stream thread failed: {}", applicationId, e.toString(), e);
+            if (replacements.replace(System.nanoTime())) {
+                log.error("{}: stream thread failed, replacing it ({} of {} within {} min): {}", applicationId, replacements.inWindow(),
+                        replacements.max(), ThreadReplacements.DEFAULT_WINDOW.toMinutes(), e.toString(), e);
+                return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
+            }
+            log.error("{}: stream thread failed, the {}th time within {} min: stopping the stage: {}", applicationId, replacements.max() + 1,
+                    ThreadReplacements.DEFAULT_WINDOW.toMinutes(), e.toString(), e);
             return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
         });
     }

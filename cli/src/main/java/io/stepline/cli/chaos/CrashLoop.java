@@ -418,7 +418,8 @@ public final class CrashLoop {
         } else {
             broker.kill();
         }
-        broker.start().awaitOutput(BrokerCommand.READY, Duration.ofSeconds(120));
+        broker.start();
+        awaitBrokerReady(broker, bs);
         Duration back = Duration.ofNanos(System.nanoTime() - killedAt);
         Duration wait = inputFlowing ? s.recoveryTimeout : Duration.ofSeconds(10);
         try (FirstOutputWatch steps = new FirstOutputWatch(bs, Topics.STEPS.topicName(), null, killedAt);
@@ -427,6 +428,15 @@ public final class CrashLoop {
             String detail = String.format("broker %s at %.1f s, ready again after %.2f s; first step record after %s, first verdict after %s",
                     graceful ? "stopped (SIGTERM)" : "killed (SIGKILL)", at, back.toMillis() / 1000.0, seconds(first[0]), seconds(first[1]));
             return new Kill(Stage.BROKER, graceful ? "broker (stop)" : "broker (kill -9)", at, first[1], detail);
+        }
+    }
+
+    /** The embedded broker says when it is ready; Apache Kafka's is asked until it answers. */
+    private void awaitBrokerReady(StageProcess broker, String bs) throws Exception {
+        if (s.apacheBroker) {
+            ApacheBroker.awaitReady(broker, bs);
+        } else {
+            broker.awaitOutput(BrokerCommand.READY, Duration.ofSeconds(120));
         }
     }
 
@@ -444,11 +454,19 @@ public final class CrashLoop {
     private StageProcess startBroker(Path dir, List<StageProcess> all) throws Exception {
         for (int attempt = 1; ; attempt++) {
             int port = freePort();
-            StageProcess broker = new StageProcess("broker", List.of("broker", "--data-dir", dir.resolve(attempt == 1 ? "kafka" : "kafka-" + attempt).toString(),
-                    "--port", Integer.toString(port), "--partitions", Integer.toString(s.partitions)), dir.resolve("broker.log"), s.heap);
+            Path data = dir.resolve(attempt == 1 ? "kafka" : "kafka-" + attempt);
+            StageProcess broker = s.apacheBroker
+                    ? ApacheBroker.prepare("broker", data, port, freePort(), dir.resolve("broker.log"), s.heap)
+                    : new StageProcess("broker", List.of("broker", "--data-dir", data.toString(),
+                            "--port", Integer.toString(port), "--partitions", Integer.toString(s.partitions)), dir.resolve("broker.log"), s.heap);
             all.add(broker);
             try {
-                broker.start().awaitOutput(BrokerCommand.READY, Duration.ofSeconds(120));
+                broker.start();
+                awaitBrokerReady(broker, "127.0.0.1:" + port);
+                if (s.apacheBroker) {
+                    // what stepline broker does at its start: every Stepline topic, with the run's partitions, before anything is fed
+                    io.stepline.kafka.TopicProvisioner.ensure("127.0.0.1:" + port, Topics.all(s.partitions));
+                }
                 brokerPort = port;
                 return broker;
             } catch (IllegalStateException exited) {
@@ -503,6 +521,7 @@ public final class CrashLoop {
         private boolean reports;
         private boolean httpFeed;
         private Duration pause = Duration.ZERO;
+        private boolean apacheBroker;
         private final Map<Stage, List<String>> stageArgs = new EnumMap<>(Stage.class);
         private final Map<Stage, Integer> processes = new EnumMap<>(Stage.class);
 
@@ -548,6 +567,15 @@ public final class CrashLoop {
             }
             this.killDelayMin = min;
             this.killDelayMax = max;
+            return this;
+        }
+
+        /**
+         * Runs Apache Kafka's own broker ({@link ApacheBroker}: {@code kafka.Kafka}, single-node KRaft) instead of
+         * {@code stepline broker}: an external cluster, without the embedded broker's handling of timed-out transactions.
+         */
+        public Settings apacheBroker(boolean on) {
+            this.apacheBroker = on;
             return this;
         }
 

@@ -24,6 +24,7 @@ public final class StageProcess {
     public static final String DEFAULT_HEAP = "512m";
 
     private final String name;
+    private final String mainClass;
     private final List<String> args;
     private final Path log;
     private final String heap;
@@ -32,7 +33,13 @@ public final class StageProcess {
     private int starts;
 
     public StageProcess(String name, List<String> args, Path log, String heap) {
+        this(name, Stepline.class.getName(), args, log, heap);
+    }
+
+    /** A process of another main class on this classpath (Apache Kafka's own broker, {@code kafka.Kafka}). */
+    public StageProcess(String name, String mainClass, List<String> args, Path log, String heap) {
         this.name = Objects.requireNonNull(name);
+        this.mainClass = Objects.requireNonNull(mainClass);
         this.args = List.copyOf(args);
         this.log = Objects.requireNonNull(log);
         this.heap = Objects.requireNonNull(heap);
@@ -62,7 +69,7 @@ public final class StageProcess {
         cmd.add("-XX:+UseSerialGC");
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
-        cmd.add(Stepline.class.getName());
+        cmd.add(mainClass);
         cmd.addAll(args);
         Files.createDirectories(log.toAbsolutePath().getParent());
         Files.writeString(log, "=== start " + (starts + 1) + " of " + name + ": " + String.join(" ", args) + System.lineSeparator(),

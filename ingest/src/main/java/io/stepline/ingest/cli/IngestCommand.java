@@ -179,7 +179,10 @@ public final class IngestCommand implements Callable<Integer> {
                     target.listener().statsStarted(grpc);
                 }
                 spec.commandLine().getErr().println("ingest running on " + target.bootstrapServers() + "; Ctrl-C to stop");
-                stop.await();
+                if (!io.stepline.kafka.StageWait.untilStopped(stop, svc::isHealthy)) {
+                    spec.commandLine().getErr().println("ingest stopped by itself (its log says why): exiting");
+                    return io.stepline.kafka.StageWait.EXIT_STAGE_FAILED;
+                }
             }
             return 0;
         }

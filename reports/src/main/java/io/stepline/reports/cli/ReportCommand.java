@@ -78,7 +78,10 @@ public final class ReportCommand implements Callable<Integer> {
         try (KafkaTarget target = cluster.connect(); ReportService svc = new ReportService(settings).alertmanager(sink).upstreamGroups(upstreamGroups)
                 .memberName(memberName != null ? memberName : io.stepline.kafka.StreamsApp.defaultMemberName(out)).start(target.bootstrapServers())) {
             spec.commandLine().getErr().println("reports running on " + target.bootstrapServers() + ", writing " + out.toAbsolutePath() + "; Ctrl-C to stop");
-            stop.await();
+            if (!io.stepline.kafka.StageWait.untilStopped(stop, svc::isHealthy)) {
+                spec.commandLine().getErr().println("reports stopped by themselves (the log says why): exiting");
+                return io.stepline.kafka.StageWait.EXIT_STAGE_FAILED;
+            }
         }
         return 0;
     }

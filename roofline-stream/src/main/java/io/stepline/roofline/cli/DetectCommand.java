@@ -93,7 +93,10 @@ public final class DetectCommand implements Callable<Integer> {
         Runtime.getRuntime().addShutdownHook(new Thread(stop::countDown));
         try (KafkaTarget target = cluster.connect(); DetectorService svc = new DetectorService(cfg).start(target.bootstrapServers())) {
             spec.commandLine().getErr().println("detector running on " + target.bootstrapServers() + "; Ctrl-C to stop");
-            stop.await();
+            if (!io.stepline.kafka.StageWait.untilStopped(stop, svc::isHealthy)) {
+                spec.commandLine().getErr().println("the detector stopped by itself (its log says why): exiting");
+                return io.stepline.kafka.StageWait.EXIT_STAGE_FAILED;
+            }
         }
         return 0;
     }

@@ -31,6 +31,8 @@ public final class RetentionStats {
     public final LongAdder kernelRecords = new LongAdder();
     /** Steps that arrived with no latency (LatencySource NONE or SCHEDULE_ONLY): published, never judged. */
     public final LongAdder stepsWithoutLatency = new LongAdder();
+    /** Step records that came twice (same instance, step id and start): judged once (StepJudge, RepeatedSteps). */
+    public final LongAdder repeatedSteps = new LongAdder();
     /** Batches (and bytes) waiting for their step's verdict right now. */
     public final LongAdder waitingBatches = new LongAdder();
     public final LongAdder waitingBytes = new LongAdder();
@@ -60,8 +62,9 @@ public final class RetentionStats {
     public String toString() {
         return String.format(java.util.Locale.ROOT,
                 "retained %d outlier + %d baseline batches (%d bytes), dropped %d (%d bytes), late %d (up to %d steps behind), expired %d,"
-                        + " overflow %d, waiting %d; ratio %.4f",
+                        + " overflow %d, waiting %d; ratio %.4f%s",
                 retainedOutlierBatches.sum(), retainedBaselineBatches.sum(), retainedBytes(), droppedBatches.sum(), droppedBytes.sum(),
-                lateBatches.sum(), mostStepsBehind.get(), expiredBatches.sum(), overflowBatches.sum(), waitingBatches.sum(), retentionRatio());
+                lateBatches.sum(), mostStepsBehind.get(), expiredBatches.sum(), overflowBatches.sum(), waitingBatches.sum(), retentionRatio(),
+                repeatedSteps.sum() == 0 ? "" : String.format(java.util.Locale.ROOT, "; %d step records came twice, judged once", repeatedSteps.sum()));
     }
 }

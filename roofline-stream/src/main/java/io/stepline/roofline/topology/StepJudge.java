@@ -47,12 +47,14 @@ import io.stepline.schemas.EventSerdes;
  * hence the {@code Object} forward type.
  */
 final class StepJudge implements Processor<String, byte[], String, Object> {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(StepJudge.class);
     private final DetectorConfig cfg;
     private final RetentionStats stats;
     private ProcessorContext<String, Object> ctx;
     private KeyValueStore<String, byte[]> models;
     private final Map<String, LatencyDetector> detectors = new HashMap<>();
     private final Map<String, PhaseTypicals> typicals = new HashMap<>();
+    private final RepeatedSteps repeats = new RepeatedSteps();
 
     StepJudge(DetectorConfig cfg) {
         this.cfg = cfg;
@@ -63,6 +65,11 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
     public void init(ProcessorContext<String, Object> context) {
         this.ctx = context;
         this.models = context.getStateStore(RooflineTopology.MODEL_STORE);
+        // a task revived after a dirty close (exactly-once) is initialised again on this same processor, its store
+        // restored to the last commit: what is held in memory of the steps judged after that commit must go with them
+        detectors.clear();
+        typicals.clear();
+        repeats.clear();
     }
 
     @Override
@@ -76,6 +83,15 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
             return;
         }
         String inst = s.getInstanceId();
+        if (repeats.repeated(inst, s.getStepId(), s.getStartUnixNano())) {
+            // a step record committed twice (an aborted transaction's records kept by the broker): judged once
+            if (stats.repeatedSteps.sum() == 0) {
+                log.warn("step {} of {} came twice (the same step id and start): judged once; repeats are counted in the detector's summary",
+                        s.getStepId(), inst);
+            }
+            stats.repeatedSteps.increment();
+            return;
+        }
         // decoded whole only for the steps learned from and for outliers: phases are what the counters leave out
         StepRecord whole = PhaseTypicals.sampled(s.getStepId()) ? wholeStep(record, s) : null;
         if (s.getLatencySource() == LatencySource.SCHEDULE_ONLY || s.getLatencySource() == LatencySource.NONE) {
