@@ -31,23 +31,31 @@ class BrokerRestartIT {
 
     @Test
     void stagesRecoverByThemselvesFromABrokerStopAndKillExactlyOnce() throws Exception {
-        CrashLoop.Settings settings = new CrashLoop.Settings().workload(new Workload.Settings(7, 4, "40s", 0), 40)
-                .victims(List.of(CrashLoop.Stage.BROKER)).kills(2, 3).killDelay(Duration.ofSeconds(3), Duration.ofSeconds(6));
-        CrashLoop.Result r = new CrashLoop(settings, line -> System.out.println("broker restart: " + line)).run(tmp);
-        r.differences().forEach(d -> System.out.println("broker restart: " + d.describe()));
-
-        assertThat(r.kills()).extracting(CrashLoop.Kill::process).containsExactly("broker (stop)", "broker (kill -9)");
-        // the pipeline wrote verdicts again after each restart of the broker, and says how long it stalled
-        assertThat(r.kills()).allSatisfy(k -> assertThat(k.firstOutput()).as(k.detail()).isNotNull());
-        // the stages were started once: they rode out the broker's absence by themselves
-        assertThat(r.crashedFacts().starts()).containsEntry("ingest", 1).containsEntry("detect", 1).containsEntry("broker", 3);
-        // every export was answered 200 in the end
-        assertThat(r.crashedFacts().httpFeed().accepted()).isGreaterThan(500);
+        CrashLoop.Result r = stopAndKillTheBroker(tmp, false, 3, "broker restart");
         // exactly-once: the committed steps, verdicts and anomalies equal the clean run's, record for record
         for (CommittedRecords.Difference d : r.differences()) {
             assertThat(d.cleanRecords()).as("clean %s", d.topic()).isPositive();
             assertThat(d.describe()).as(d.topic().topicName()).endsWith("identical");
         }
         assertThat(r.identical()).isTrue();
+    }
+
+    /**
+     * A stop and then a kill of the broker ({@code apache}: Apache Kafka's own) while the workload is fed to ingest's
+     * OTLP/HTTP receiver, under the kill schedule {@code seed}; asserts what every broker must give: the pipeline wrote
+     * verdicts again after each restart (the time it stalled is in each kill's detail), the stages were started once (they
+     * rode out the broker's absence by themselves) and every export was answered 200 in the end.
+     */
+    static CrashLoop.Result stopAndKillTheBroker(Path tmp, boolean apache, long seed, String label) throws Exception {
+        CrashLoop.Settings settings = new CrashLoop.Settings().workload(new Workload.Settings(7, 4, "40s", 0), 40).apacheBroker(apache)
+                .victims(List.of(CrashLoop.Stage.BROKER)).kills(2, seed).killDelay(Duration.ofSeconds(3), Duration.ofSeconds(6));
+        CrashLoop.Result r = new CrashLoop(settings, line -> System.out.println(label + ": " + line)).run(tmp);
+        r.differences().forEach(d -> System.out.println(label + ": " + d.describe()));
+
+        assertThat(r.kills()).extracting(CrashLoop.Kill::process).containsExactly("broker (stop)", "broker (kill -9)");
+        assertThat(r.kills()).allSatisfy(k -> assertThat(k.firstOutput()).as(k.detail()).isNotNull());
+        assertThat(r.crashedFacts().starts()).containsEntry("ingest", 1).containsEntry("detect", 1).containsEntry("broker", 3);
+        assertThat(r.crashedFacts().httpFeed().accepted()).isGreaterThan(500);
+        return r;
     }
 }

@@ -3,15 +3,12 @@ package io.stepline.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.List;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import io.stepline.cli.chaos.CommittedRecords;
 import io.stepline.cli.chaos.CrashLoop;
-import io.stepline.cli.chaos.Workload;
 
 /**
  * Issue 16, item 3, on an external broker: Apache Kafka's own ({@code kafka.Kafka}, single-node KRaft, a process the
@@ -32,16 +29,7 @@ class ExternalBrokerRestartIT {
 
     @Test
     void stagesRecoverFromARestartOfApacheKafkasBrokerAndNothingAcknowledgedIsLostOrJudgedTwice() throws Exception {
-        CrashLoop.Settings settings = new CrashLoop.Settings().workload(new Workload.Settings(7, 4, "40s", 0), 40).apacheBroker(true)
-                .victims(List.of(CrashLoop.Stage.BROKER)).kills(2, 7).killDelay(Duration.ofSeconds(3), Duration.ofSeconds(6));
-        CrashLoop.Result r = new CrashLoop(settings, line -> System.out.println("external broker restart: " + line)).run(tmp);
-        r.differences().forEach(d -> System.out.println("external broker restart: " + d.describe()));
-
-        assertThat(r.kills()).extracting(CrashLoop.Kill::process).containsExactly("broker (stop)", "broker (kill -9)");
-        // the test says how long the stages stalled: each restart's first verdict was timed
-        assertThat(r.kills()).allSatisfy(k -> assertThat(k.firstOutput()).as(k.detail()).isNotNull());
-        assertThat(r.crashedFacts().starts()).containsEntry("ingest", 1).containsEntry("detect", 1).containsEntry("broker", 3);
-        assertThat(r.crashedFacts().httpFeed().accepted()).isGreaterThan(500);
+        CrashLoop.Result r = BrokerRestartIT.stopAndKillTheBroker(tmp, true, 7, "external broker restart");
         for (CommittedRecords.Difference d : r.differences()) {
             assertThat(d.cleanRecords()).as("clean %s", d.topic()).isPositive();
             assertThat(d.missing()).as("%s lost", d.topic().topicName()).isEmpty();

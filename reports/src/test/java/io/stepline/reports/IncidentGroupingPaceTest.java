@@ -282,6 +282,34 @@ class IncidentGroupingPaceTest {
         assertThat(silent.incidents()).containsKey("i-1-1004").hasSize(prompt.incidents().size() + 1);
     }
 
+    /** A reporter with the default settings, what it published, and the wall clock the test moves. */
+    record Live(PublishedOutput published, ReporterSettings settings, WallClock clock, IncidentReporter reporter) {}
+
+    Live live() {
+        PublishedOutput c = new PublishedOutput();
+        ReporterSettings settings = ReporterSettings.defaults(tmp);
+        WallClock clock = new WallClock();
+        return new Live(c, settings, clock, new IncidentReporter(settings, c, clock));
+    }
+
+    /**
+     * The instance's steps up to 1002, then nothing more: it stops in its first run (1000-1005), 3 steps in. Each step's
+     * records are heard on {@code partition} at the step's start (null: not told). Returns the last one's timestamp (ms).
+     */
+    static long stopsInItsFirstRun(IncidentReporter r, String partition) {
+        long lastMs = 0;
+        for (long i = 0; i < 1003; i++) {
+            r.accept(verdict(i));
+            anomalies(i).forEach(r::accept);
+            r.readThrough(INST, i);
+            lastMs = OneInstance.start(i) / 1_000_000;
+            if (partition != null) {
+                r.heard(INST, partition, lastMs);
+            }
+        }
+        return lastMs;
+    }
+
     /**
      * An instance that stops while the rest of its partition goes on is silent whatever the stages before the reporter
      * are doing (a busy fleet's detector is never quite drained): its run is written once records of the others, written
@@ -289,19 +317,13 @@ class IncidentGroupingPaceTest {
      */
     @Test
     void anInstanceIsSilentWhenItsPartitionMovesOnWithoutIt() throws Exception {
-        PublishedOutput c = new PublishedOutput();
-        ReporterSettings settings = ReporterSettings.defaults(tmp);
-        WallClock clock = new WallClock();
-        IncidentReporter r = new IncidentReporter(settings, c, clock);
+        Live live = live();
+        PublishedOutput c = live.published();
+        ReporterSettings settings = live.settings();
+        WallClock clock = live.clock();
+        IncidentReporter r = live.reporter();
         String partition = "stepline.verdicts-0";
-        long lastMs = 0;
-        for (long i = 0; i < 1003; i++) { // the instance stops in its first run
-            r.accept(verdict(i));
-            anomalies(i).forEach(r::accept);
-            r.readThrough(INST, i);
-            lastMs = OneInstance.start(i) / 1_000_000;
-            r.heard(INST, partition, lastMs);
-        }
+        long lastMs = stopsInItsFirstRun(r, partition);
         clock.advance(settings.idleCloseMs());
         r.heard("i-other", partition, lastMs + settings.idleCloseMs() - 1);
         r.heard("i-other", "stepline.verdicts-1", lastMs + 10 * settings.idleCloseMs()); // another partition: says nothing of this one
@@ -317,38 +339,29 @@ class IncidentGroupingPaceTest {
     /** An instance whose steps still come while its verdicts do not (the detector behind) is not silent. */
     @Test
     void anInstanceWhoseStepsStillComeIsNotSilent() throws Exception {
-        PublishedOutput c = new PublishedOutput();
-        ReporterSettings settings = ReporterSettings.defaults(tmp);
-        WallClock clock = new WallClock();
-        IncidentReporter r = new IncidentReporter(settings, c, clock);
-        for (long i = 0; i < 1003; i++) {
-            r.accept(verdict(i));
-            anomalies(i).forEach(r::accept);
-            r.readThrough(INST, i);
+        Live l = live();
+        stopsInItsFirstRun(l.reporter(), null);
+        long idleMs = l.settings().idleCloseMs();
+        for (long i = 1003; i < 1003 + 2 * idleMs / 1_000; i++) {
+            l.clock().advance(1_000);
+            l.reporter().accept(IncidentReporterTest.step(INST, i, OneInstance.start(i), 10_000_000L));
+            l.reporter().closeIdle(l.clock().millis(), DRAINED);
         }
-        for (long i = 1003; i < 1003 + 2 * settings.idleCloseMs() / 1_000; i++) {
-            clock.advance(1_000);
-            r.accept(IncidentReporterTest.step(INST, i, OneInstance.start(i), 10_000_000L));
-            r.closeIdle(clock.millis(), DRAINED);
-        }
-        assertThat(c.incidents).isEmpty();
+        assertThat(l.published().incidents).isEmpty();
 
-        clock.advance(settings.idleCloseMs());
-        r.closeIdle(clock.millis(), DRAINED);
-        assertThat(c.incidents).containsOnlyKeys("i-1-1000");
+        l.clock().advance(idleMs);
+        l.reporter().closeIdle(l.clock().millis(), DRAINED);
+        assertThat(l.published().incidents).containsOnlyKeys("i-1-1000");
     }
 
     @Test
     void anInstanceThatStopsSendingStepsHasItsIncidentWrittenAfterTheIdleTime() throws Exception {
-        PublishedOutput c = new PublishedOutput();
-        ReporterSettings settings = ReporterSettings.defaults(tmp);
-        WallClock clock = new WallClock();
-        IncidentReporter r = new IncidentReporter(settings, c, clock);
-        for (long i = 0; i < 1003; i++) { // the instance stops in its first run
-            r.accept(verdict(i));
-            anomalies(i).forEach(r::accept);
-            r.readThrough(INST, i);
-        }
+        Live live = live();
+        stopsInItsFirstRun(live.reporter(), null);
+        PublishedOutput c = live.published();
+        ReporterSettings settings = live.settings();
+        WallClock clock = live.clock();
+        IncidentReporter r = live.reporter();
         clock.advance(settings.idleCloseMs() / 2);
         r.closeIdle(clock.millis(), DRAINED);
         assertThat(c.incidents).isEmpty();
