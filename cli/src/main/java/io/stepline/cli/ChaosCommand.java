@@ -90,6 +90,10 @@ public final class ChaosCommand implements Callable<Integer> {
             description = "stepline detect processes with the same application id, splitting the partitions; kills pick one of them (default: ${DEFAULT-VALUE}).")
     int detectProcesses;
 
+    @Option(names = "--ingest-processes", defaultValue = "1",
+            description = "stepline ingest processes with the same application id, splitting the partitions; kills pick one of them (default: ${DEFAULT-VALUE}).")
+    int ingestProcesses;
+
     @Option(names = "--heap", defaultValue = StageProcess.DEFAULT_HEAP, description = "Heap of each process (default: ${DEFAULT-VALUE}).")
     String heap;
 
@@ -125,7 +129,7 @@ public final class ChaosCommand implements Callable<Integer> {
                     .feedPause(Duration.ofMillis(feedPauseMs))
                     .killDelay(Duration.ofMillis((long) (Double.parseDouble(delay[0]) * 1000)), Duration.ofMillis((long) (Double.parseDouble(delay[1]) * 1000)))
                     .workload(new Workload.Settings(workloadSeed, instances, simulated, kernels, faults), chunks)
-                    .processes(CrashLoop.Stage.DETECT, detectProcesses).pauses(Duration.ofSeconds(pauseSeconds));
+                    .processes(CrashLoop.Stage.DETECT, detectProcesses).processes(CrashLoop.Stage.INGEST, ingestProcesses).pauses(Duration.ofSeconds(pauseSeconds));
             if (pauseSeconds > 0 && victims.contains(CrashLoop.Stage.BROKER)) {
                 throw new IllegalArgumentException("--pause-seconds pauses ingest, detect or report, not the broker");
             }

@@ -43,7 +43,7 @@ public final class CrashLoop {
     public enum Stage {
         INGEST("ingest", IngestConfig.DEFAULT_APPLICATION_ID, List.of(Topics.OTLP_SPANS.topicName(), Topics.OTLP_LOGS.topicName(),
                 IngestConfig.DEFAULT_APPLICATION_ID + "-by-instance-repartition", IngestConfig.DEFAULT_APPLICATION_ID + "-logs-by-source-repartition"),
-                OutputTopic.STEPS, null),
+                OutputTopic.STEPS, IngestConfig.DEFAULT_APPLICATION_ID + "-by-instance-repartition"),
         DETECT("detect", DetectorConfig.DEFAULT_APPLICATION_ID, List.of(Topics.STEPS.topicName(), Topics.KERNELS.topicName()),
                 OutputTopic.VERDICTS, Topics.STEPS.topicName()),
         /**
@@ -64,7 +64,10 @@ public final class CrashLoop {
         final String groupId;
         final List<String> inputs;
         final OutputTopic output;
-        /** The input keyed like the output (same partition for an instance), if there is one: ingest's spans may skip its repartition. */
+        /**
+         * The input keyed like the output (same partition for an instance), whose partitions a member of several processes
+         * owns: its output there is what its restart is timed on. Ingest's is its repartition by instance.
+         */
         final String keyedInput;
 
         Stage(String command, String groupId, List<String> inputs, OutputTopic output, String keyedInput) {
@@ -160,6 +163,9 @@ public final class CrashLoop {
         try {
             StageProcess broker = startBroker(dir, all);
             String bs = "127.0.0.1:" + brokerPort;
+            if (s.httpFeed && s.processes.getOrDefault(Stage.INGEST, 1) > 1) {
+                throw new IllegalArgumentException("the OTLP/HTTP feed (--stages broker, --http-feed) goes to one ingest process's receiver");
+            }
             int httpPort = s.httpFeed ? freePort() : -1;
             for (Stage st : stagesRun()) {
                 int n = s.processes.getOrDefault(st, 1);
