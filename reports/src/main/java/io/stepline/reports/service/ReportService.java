@@ -448,8 +448,23 @@ public final class ReportService implements AutoCloseable {
         return true;
     }
 
+    /** The reporter's name of each topic partition read ("topic-partition"), made once, not per record. */
+    private final Map<String, String[]> partitionNames = new HashMap<>();
+
     private void heard(ConsumerRecord<String, byte[]> r, CharSequence instance) {
-        reporter.heard(instance.toString(), r.topic() + '-' + r.partition(), r.timestamp());
+        String[] names = partitionNames.get(r.topic());
+        if (names == null || names.length <= r.partition()) {
+            String[] grown = new String[r.partition() + 1];
+            if (names != null) {
+                System.arraycopy(names, 0, grown, 0, names.length);
+            }
+            partitionNames.put(r.topic(), names = grown);
+        }
+        String name = names[r.partition()];
+        if (name == null) {
+            name = names[r.partition()] = r.topic() + '-' + r.partition();
+        }
+        reporter.heard(instance.toString(), name, r.timestamp());
     }
 
     /**
