@@ -493,29 +493,71 @@ class ModelsTest {
         assertJudgesAsIfUninterruptedWhenRestoredEvery(steps, 97);
     }
 
-    @Test
-    void aSurgeOfTheUnreportedContextIsFollowedWhileAThrottleOfEveryStepIsFlagged() {
-        // an iteration log with a 2,000-token prompt every fifth step; at 3,000 the requests' unreported
-        // attention cost almost doubles within 20 steps (decode steps 1.4x, prefill steps 1.1x), at 6,000
-        // a 1.6x throttle slows every step for 600
+    /**
+     * An iteration log with a 2,000-token prompt every fifth step; at 3,000 the requests' unreported attention cost
+     * almost doubles within 20 steps (decode steps 1.4x, prefill steps 1.1x); a 1.6x throttle of every step on
+     * [{@code throttleFrom}, {@code throttleTo}).
+     */
+    private static List<StepRecord> logStepsWithASurge(int n, int throttleFrom, int throttleTo) {
         SplittableRandom rng = new SplittableRandom(41);
-        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
         double perRequest = 100e3;
-        int surgeFlags = 0;
-        int throttleFlagsLast100 = 0;
-        for (int i = 0; i < 7_000; i++) {
+        List<StepRecord> steps = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
             if (i >= 3_000 && i < 3_020) {
                 perRequest += 80e3 / 20;
             }
             int decode = Math.max(1, Math.min(96, (int) Math.round(60 + 15 * Math.sin(i / 400.0) + 3 * Steps.gaussian(rng))));
-            boolean throttled = i >= 6_000 && i < 6_600;
-            Assessment a = m.assess(Steps.logStep(rng, "log", i, i * STEP_NS, decode, i % 5 == 0 ? 2_000 : 0, perRequest, throttled ? 1.6 : 1));
+            boolean throttled = i >= throttleFrom && i < throttleTo;
+            steps.add(Steps.logStep(rng, "log", i, i * STEP_NS, decode, i % 5 == 0 ? 2_000 : 0, perRequest, throttled ? 1.6 : 1));
+        }
+        return steps;
+    }
+
+    @Test
+    void aSurgeOfTheUnreportedContextIsFollowedWhileAThrottleOfEveryStepIsFlagged() {
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        int surgeFlags = 0;
+        int throttleFlagsLast100 = 0;
+        List<StepRecord> steps = logStepsWithASurge(7_000, 6_000, 6_600);
+        for (int i = 0; i < steps.size(); i++) {
+            Assessment a = m.assess(steps.get(i));
             surgeFlags += i >= 3_000 && i < 4_000 && a.verdict() == Verdict.OUTLIER ? 1 : 0;
             throttleFlagsLast100 += i >= 6_500 && i < 6_600 && a.verdict() == Verdict.OUTLIER ? 1 : 0;
         }
         // held as if it were a slowdown, the surge cost 82 flags here, and 158 before the batch level scaled the decode part only
         assertThat(surgeFlags).as("steps flagged in the surge's first 1,000").isLessThanOrEqualTo(65);
         assertThat(throttleFlagsLast100).as("the throttle still flagged at its end").isGreaterThanOrEqualTo(95);
+    }
+
+    @Test
+    void aSurgeOfTheUnreportedContextShowingInDecodeStepsOnlyIsNotReportedWhileAStragglerAmongThemIs() {
+        // the surge of the test above, no throttle; a straggler rank (+30 ms, one decode step) every 400 steps from 3,100
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        int surgeFlags = 0;
+        int stragglers = 0;
+        int stragglersFlagged = 0;
+        List<StepRecord> steps = logStepsWithASurge(5_000, 0, 0);
+        for (int i = 0; i < steps.size(); i++) {
+            StepRecord s = steps.get(i);
+            boolean straggler = i >= 3_100 && i % 400 == 1;
+            if (straggler) {
+                s.setLatencyNs(s.getLatencyNs() + 30_000_000L);
+                s.setEndUnixNano(s.getStartUnixNano() + s.getLatencyNs());
+            }
+            Assessment a = m.assess(s);
+            if (straggler) {
+                stragglers++;
+                stragglersFlagged += a.verdict() == Verdict.OUTLIER ? 1 : 0;
+            } else {
+                surgeFlags += i >= 3_000 && i < 4_000 && a.verdict() == Verdict.OUTLIER ? 1 : 0;
+            }
+        }
+        // the decode steps ran up to ~1.45x while the prompts' steps between them ran as modelled: without the witness
+        // every one of them above the bound was reported (26 flags in the surge's first 1,000 steps, 8 with it)
+        assertThat(m.contextDriftSteps()).as("decode steps taken for the context's drift").isGreaterThanOrEqualTo(15);
+        assertThat(surgeFlags).as("steps flagged in the surge's first 1,000").isLessThanOrEqualTo(10);
+        assertThat(stragglers).isEqualTo(5);
+        assertThat(stragglersFlagged).as("a straggler stands alone: reported").isEqualTo(stragglers);
     }
 
     /**

@@ -160,7 +160,7 @@ class SchemaEvolutionTest {
     @Test
     void rooflineHeaderWrittenBeforeTheBatchLevelIsReadWithAnEmptyOne() throws IOException {
         List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName());
-        assertThat(history).hasSize(4);
+        assertThat(history).hasSize(5);
         Schema v1 = history.get(0);
         assertThat(v1.getField("batch_level")).isNull();
         assertThat(history.get(1).getField("latch_closed")).isNotNull();
@@ -216,6 +216,17 @@ class SchemaEvolutionTest {
         assertThat(fit.getPrefillBlockSteps()).isEmpty();
         assertThat(fit.getPrefillBlockStartNs()).isEmpty();
         assertThat(fit.getPrefillWatchBlocks()).isZero();
+    }
+
+    @Test
+    void rooflineHeaderWrittenBeforeThePrefillWitnessReadsAsNoWitnessYet() throws IOException {
+        Schema header5 = olderVersion(io.stepline.events.RooflineStateHeader.getClassSchema(), 4, "prefill_current", "witness_step");
+        GenericRecord old = olderHeader(header5, 8_000L, 0.1);
+        old.put("prefill_current_steps", 12);
+        io.stepline.events.RooflineStateHeader header = EventSerdes.ROOFLINE_STATE_HEADER.decode(written(header5, old));
+        assertThat(header.getPrefillCurrentSteps()).isEqualTo(12);
+        assertThat(header.getWitnessStep()).as("no prefill-heavy step seen: the witness speaks for nothing").isEqualTo(-1L);
+        assertThat(header.getContextDriftSteps()).isZero();
     }
 
     @Test

@@ -95,7 +95,8 @@ public final class OfflineDetection {
         System.out.printf(Locale.ROOT, "%d steps, %d judged, %d flagged%n", steps.size(), judged, flagged);
         for (Map.Entry<String, LatencyDetector> e : detectors.entrySet()) {
             LatencyDetector d = e.getValue();
-            String extra = d instanceof RobustRoofline rr ? String.format(Locale.ROOT, " extrapolated=%d cells=%d", rr.extrapolatedSteps(), rr.cellCount()) : "";
+            String extra = d instanceof RobustRoofline rr ? String.format(Locale.ROOT, " extrapolated=%d cells=%d context-drift=%d", rr.extrapolatedSteps(), rr.cellCount(),
+                    rr.contextDriftSteps()) : "";
             System.out.printf(Locale.ROOT, "  %s: steps=%d bound=%.3f level=%.3f state=%dB%s%n", e.getKey(), d.stepsSeen(), d.boundRatio(),
                     d.driftRatio(), d.stateBytes(), extra);
         }
