@@ -53,8 +53,13 @@ public final class ChaosCommand implements Callable<Integer> {
 
     @Option(names = "--pause-seconds", defaultValue = "0",
             description = "Instead of kill -9 and a restart, stop the stage (SIGSTOP) for this many seconds and let it go on (SIGCONT):"
-                    + " a stage paused by a loaded machine, longer than the report stage's 30 s idle time (default: ${DEFAULT-VALUE}: kill).")
+                    + " a stage paused by a loaded machine, longer than the report stage's idle time (default: ${DEFAULT-VALUE}: kill).")
     int pauseSeconds;
+
+    @Option(names = "--report-idle-seconds", defaultValue = "" + io.stepline.reports.incident.ReporterSettings.DEFAULT_IDLE_CLOSE_MS / 1000,
+            description = "The report stage's --idle-seconds in both runs; the loop waits that long and 10 s for its last incidents"
+                    + " (default: ${DEFAULT-VALUE}).")
+    int reportIdleSeconds;
 
     @Option(names = "--apache-broker",
             description = "Run Apache Kafka's own broker (kafka.Kafka, single-node KRaft, from this classpath) instead of stepline broker: an"
@@ -129,7 +134,8 @@ public final class ChaosCommand implements Callable<Integer> {
                     .feedPause(Duration.ofMillis(feedPauseMs))
                     .killDelay(Duration.ofMillis((long) (Double.parseDouble(delay[0]) * 1000)), Duration.ofMillis((long) (Double.parseDouble(delay[1]) * 1000)))
                     .workload(new Workload.Settings(workloadSeed, instances, simulated, kernels, faults), chunks)
-                    .processes(CrashLoop.Stage.DETECT, detectProcesses).processes(CrashLoop.Stage.INGEST, ingestProcesses).pauses(Duration.ofSeconds(pauseSeconds));
+                    .processes(CrashLoop.Stage.DETECT, detectProcesses).processes(CrashLoop.Stage.INGEST, ingestProcesses).pauses(Duration.ofSeconds(pauseSeconds))
+                    .reportIdle(Duration.ofSeconds(reportIdleSeconds));
             if (pauseSeconds > 0 && victims.contains(CrashLoop.Stage.BROKER)) {
                 throw new IllegalArgumentException("--pause-seconds pauses ingest, detect or report, not the broker");
             }

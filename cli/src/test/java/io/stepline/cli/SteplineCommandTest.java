@@ -75,6 +75,15 @@ class SteplineCommandTest {
     }
 
     @Test
+    void reportRefusesAnIdleTimeOutOfBoundsBeforeConnecting() {
+        Result zero = run("report", "--idle-seconds", "0");
+        assertThat(zero.code()).isEqualTo(2);
+        assertThat(zero.err()).contains("--idle-seconds must be in [1, 3600], got 0");
+        assertThat(run("report", "--idle-seconds", "3601").err()).contains("--idle-seconds must be in [1, 3600], got 3601");
+        assertThat(run("report", "--help").out()).contains("--idle-seconds").contains("(default: 30)");
+    }
+
+    @Test
     void unknownSubcommandIsExit2() {
         Result r = run("frobnicate");
         assertThat(r.code()).isEqualTo(2);

@@ -35,8 +35,12 @@ import org.slf4j.LoggerFactory;
  * {@link EmbeddedKafkaBroker#TRANSACTION_VERSION}). This does what the operator would, for the
  * broker it belongs to: an open transaction seen on the same partition, from the same offset, for
  * longer than {@link #HANG_AFTER_MS}, that the coordinator does not list as ongoing, is aborted.
+ *
+ * <p>The embedded broker runs one for itself. On another cluster its transactions are not ours to end: {@link #finderOn}
+ * only finds them (stepline chaos on Apache Kafka's own broker, which has the same defect and no such pass, where a
+ * transaction its coordinator completed as committed hangs without its markers, and an abort would lose its records).
  */
-final class HangingTransactionSweeper implements AutoCloseable {
+public final class HangingTransactionSweeper implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HangingTransactionSweeper.class);
     /** How often partitions are checked. */
     static final long SWEEP_EVERY_MS = 5_000;
@@ -45,7 +49,7 @@ final class HangingTransactionSweeper implements AutoCloseable {
      * stages' 5 s transaction timeout plus the broker's 1 s check for timed-out ones, so that a live
      * transaction, or one its coordinator is about to abort, is never touched.
      */
-    static final long HANG_AFTER_MS = 30_000;
+    public static final long HANG_AFTER_MS = 30_000;
 
     /** An open transaction as a partition shows it. */
     private record Open(TopicPartition partition, long producerId, long startOffset) {}
@@ -58,13 +62,34 @@ final class HangingTransactionSweeper implements AutoCloseable {
         this.admin = admin;
     }
 
+    /**
+     * A finder of hanging transactions on the cluster {@code admin} talks to, that aborts nothing ({@link #findHanging}):
+     * for a cluster whose transactions are not this process's to end. {@code admin} stays the caller's.
+     */
+    public static HangingTransactionSweeper finderOn(Admin admin) {
+        return new HangingTransactionSweeper(admin);
+    }
+
     HangingTransactionSweeper start() {
         timer = BrokerHousekeeping.every(SWEEP_EVERY_MS, "stepline-hanging-transaction-sweeper", log, this::sweep);
         return this;
     }
 
-    /** One pass; returns how many transactions it aborted. */
-    int sweep(long nowMs) throws Exception {
+    /**
+     * A transaction a partition has held open, from the same offset, for {@link #HANG_AFTER_MS} of this finder's passes,
+     * and that its coordinator does not list as ongoing ({@code coordinatorState}: what it lists instead, or null when it
+     * does not know the producer).
+     */
+    public record Hanging(TopicPartition partition, long producerId, int producerEpoch, int coordinatorEpoch, long startOffset,
+                          String transactionalId, String coordinatorState) {
+        public String describe() {
+            return String.format("%s held open since offset %d by producer %d (epoch %d; its coordinator: %s)", partition, startOffset,
+                    producerId, producerEpoch, coordinatorState == null ? "no such producer" : transactionalId + " " + coordinatorState);
+        }
+    }
+
+    /** One pass of the finder: the transactions hanging now (call it every few seconds: a transaction must be seen twice). */
+    public List<Hanging> findHanging(long nowMs) throws Exception {
         // internal topics too: a lost transaction also leaves its consumer offsets pending on __consumer_offsets, and the
         // stage's next offset fetch (require_stable) then waits on them for good
         List<TopicPartition> partitions = new ArrayList<>();
@@ -83,7 +108,7 @@ final class HangingTransactionSweeper implements AutoCloseable {
         open.keySet().forEach(o -> firstSeenMs.putIfAbsent(o, nowMs));
         List<Open> old = open.keySet().stream().filter(o -> nowMs - firstSeenMs.get(o) >= HANG_AFTER_MS).toList();
         if (old.isEmpty()) {
-            return 0;
+            return List.of();
         }
         Set<Long> ongoing = new HashSet<>();
         Map<Long, TransactionListing> byProducer = new HashMap<>();
@@ -94,21 +119,29 @@ final class HangingTransactionSweeper implements AutoCloseable {
                 ongoing.add(t.producerId());
             }
         }
-        int aborted = 0;
+        List<Hanging> out = new ArrayList<>();
         for (Open o : old) {
             if (ongoing.contains(o.producerId())) {
                 continue; // its coordinator knows it and will end it
             }
             ProducerState ps = open.get(o);
-            admin.abortTransaction(new AbortTransactionSpec(o.partition(), o.producerId(), (short) ps.producerEpoch(),
-                    ps.coordinatorEpoch().orElse(-1))).all().get(30, TimeUnit.SECONDS);
-            firstSeenMs.remove(o);
-            aborted++;
             TransactionListing known = byProducer.get(o.producerId());
-            log.warn("aborted a hanging transaction of producer {} (epoch {}) on {}, open since offset {} for over {} s: its coordinator has no"
-                    + " ongoing transaction of it ({}; a broker stopped or killed mid-transaction); read_committed readers of the partition can"
-                    + " go on", o.producerId(), ps.producerEpoch(), o.partition(), o.startOffset(), HANG_AFTER_MS / 1000,
-                    known == null ? "it does not know the producer" : "its transactional id " + known.transactionalId() + " is " + known.state());
+            out.add(new Hanging(o.partition(), o.producerId(), ps.producerEpoch(), ps.coordinatorEpoch().orElse(-1), o.startOffset(),
+                    known == null ? null : known.transactionalId(), known == null ? null : known.state().toString()));
+        }
+        return out;
+    }
+
+    /** One pass; returns how many transactions it aborted. */
+    int sweep(long nowMs) throws Exception {
+        int aborted = 0;
+        for (Hanging h : findHanging(nowMs)) {
+            admin.abortTransaction(new AbortTransactionSpec(h.partition(), h.producerId(), (short) h.producerEpoch(), h.coordinatorEpoch()))
+                    .all().get(30, TimeUnit.SECONDS);
+            firstSeenMs.remove(new Open(h.partition(), h.producerId(), h.startOffset()));
+            aborted++;
+            log.warn("aborted a hanging transaction: {}, for over {} s; read_committed readers of the partition can go on", h.describe(),
+                    HANG_AFTER_MS / 1000);
         }
         return aborted;
     }

@@ -373,4 +373,22 @@ class IncidentGroupingPaceTest {
         assertThat(c.incidents.get("i-1-1000")).contains("\"num_steps\": 3");
         assertThat(c.alerts).containsOnlyKeys("i-1-1000");
     }
+
+    /** {@code stepline report --idle-seconds}: the idle time is the reporter's setting, within its bounds. */
+    @Test
+    void aShorterIdleTimeWritesAStoppedInstancesIncidentSooner() throws Exception {
+        PublishedOutput c = new PublishedOutput();
+        WallClock clock = new WallClock();
+        IncidentReporter r = new IncidentReporter(ReporterSettings.defaults(tmp).withIdleCloseMs(5_000), c, clock);
+        stopsInItsFirstRun(r, null);
+        clock.advance(4_999);
+        r.closeIdle(clock.millis(), DRAINED);
+        assertThat(c.incidents).isEmpty();
+
+        clock.advance(1);
+        r.closeIdle(clock.millis(), DRAINED);
+        assertThat(c.incidents).containsOnlyKeys("i-1-1000");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> ReporterSettings.defaults(tmp).withIdleCloseMs(999))
+                .hasMessageContaining("idle time must be in [1 s, 3600 s]");
+    }
 }

@@ -106,6 +106,20 @@ public final class CrashLoop {
     /** What the stages did in a pipeline run: the HTTP feed's figures (null when fed through Kafka), and the starts of each process. */
     public record RunFacts(Workload.HttpFeed httpFeed, Map<String, Integer> starts) { }
 
+    /**
+     * Apache Kafka's broker ({@link Settings#apacheBroker}) left a transaction hanging: a partition holds it open while its
+     * coordinator has ended it, so no read_committed reader passes it and the run cannot finish. Kafka 4.3.1 drops the
+     * markers of transactions it ends while a partition has no leader after a restart (KAFKA-20734); this is that, not the
+     * stages', and the run stops at once instead of waiting out the finish timeout.
+     */
+    public static final class HangingTransactionException extends IllegalStateException {
+        public HangingTransactionException(List<io.stepline.kafka.HangingTransactionSweeper.Hanging> hanging) {
+            super("the broker left " + hanging.size() + " transaction" + (hanging.size() == 1 ? "" : "s") + " hanging (KAFKA-20734): "
+                    + String.join("; ", hanging.stream().map(io.stepline.kafka.HangingTransactionSweeper.Hanging::describe).toList())
+                    + ". No reader of those partitions can pass them; kafka-transactions.sh abort would end them, losing their records");
+        }
+    }
+
     /** What a crash loop found. */
     public record Result(List<CommittedRecords.Difference> differences, List<Kill> kills, Duration cleanRun, Duration crashedRun, RunFacts crashedFacts) {
         public boolean identical() {
@@ -152,6 +166,8 @@ public final class CrashLoop {
             throws Exception {
         Map<Stage, List<StageProcess>> stages = new EnumMap<>(Stage.class);
         List<StageProcess> all = new ArrayList<>();
+        Admin hangingAdmin = null;
+        io.stepline.kafka.HangingTransactionSweeper hanging = null;
         Thread reaper = new Thread(() -> all.forEach(p -> {
             try {
                 p.kill();
@@ -163,6 +179,12 @@ public final class CrashLoop {
         try {
             StageProcess broker = startBroker(dir, all);
             String bs = "127.0.0.1:" + brokerPort;
+            if (s.apacheBroker) {
+                // Apache Kafka's broker can leave a transaction hanging after a restart (KAFKA-20734: its markers dropped while
+                // partitions had no leader), and every read_committed reader of the partition then stops at it for good
+                hangingAdmin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bs));
+                hanging = io.stepline.kafka.HangingTransactionSweeper.finderOn(hangingAdmin);
+            }
             if (s.httpFeed && s.processes.getOrDefault(Stage.INGEST, 1) > 1) {
                 throw new IllegalArgumentException("the OTLP/HTTP feed (--stages broker, --http-feed) goes to one ingest process's receiver");
             }
@@ -173,7 +195,8 @@ public final class CrashLoop {
                     String name = n == 1 ? st.command : st.command + "-" + i;
                     List<String> args = new ArrayList<>(List.of(st.command, "--bootstrap-servers", bs, "--metrics-port", "-1"));
                     // the report stage keeps no Kafka Streams state: its directory is where it writes the reports
-                    args.addAll(st == Stage.REPORT ? List.of("--out", reportsDir(dir).toString()) : List.of("--state-dir", dir.resolve(name + "-state").toString()));
+                    args.addAll(st == Stage.REPORT ? List.of("--out", reportsDir(dir).toString(), "--idle-seconds", Long.toString(s.reportIdle.toSeconds()))
+                            : List.of("--state-dir", dir.resolve(name + "-state").toString()));
                     if (n > 1) {
                         args.addAll(List.of("--member-name", name)); // named, to find its partitions in the group
                     }
@@ -269,7 +292,8 @@ public final class CrashLoop {
                             httpFed[0].retries(), httpFed[0].unavailable(), httpFed[0].longestWait().toMillis() / 1000.0)));
             try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bs))) {
                 List<Quiescence.Stage> chain = stages.keySet().stream().map(st -> new Quiescence.Stage(st.groupId, st.inputs)).toList();
-                new Quiescence(admin).await(chain, s.finishTimeout, s.settle, () -> all.stream().allMatch(StageProcess::isAlive));
+                HangingCheck check = new HangingCheck(hanging);
+                new Quiescence(admin).await(chain, s.finishTimeout, s.settle, () -> check.passes() && all.stream().allMatch(StageProcess::isAlive));
                 if (s.reports) {
                     awaitReportsSettled(admin, reportsDir(dir));
                 }
@@ -283,6 +307,9 @@ public final class CrashLoop {
             }
             return out;
         } finally {
+            if (hangingAdmin != null) {
+                hangingAdmin.close(Duration.ofSeconds(5));
+            }
             // the outputs are read: a short grace, then SIGKILL (the broker's data is this run's alone)
             for (List<StageProcess> group : stages.values()) {
                 for (StageProcess p : group) {
@@ -331,9 +358,42 @@ public final class CrashLoop {
     }
 
     /**
+     * While the run waits for the stages to finish: asks for hanging transactions every {@link #EVERY_MS} (a finder
+     * needs to see one twice, {@link io.stepline.kafka.HangingTransactionSweeper#HANG_AFTER_MS} apart) and throws
+     * {@link HangingTransactionException} when there are; passes without a finder (the embedded broker ends its own).
+     */
+    private static final class HangingCheck {
+        static final long EVERY_MS = 5_000;
+        private final io.stepline.kafka.HangingTransactionSweeper finder;
+        private long lastMs;
+
+        HangingCheck(io.stepline.kafka.HangingTransactionSweeper finder) {
+            this.finder = finder;
+        }
+
+        boolean passes() {
+            long now = System.currentTimeMillis();
+            if (finder == null || now - lastMs < EVERY_MS) {
+                return true;
+            }
+            lastMs = now;
+            List<io.stepline.kafka.HangingTransactionSweeper.Hanging> found;
+            try {
+                found = finder.findHanging(now);
+            } catch (Exception e) {
+                return true; // the broker busy or restarting: asked again at the next turn
+            }
+            if (!found.isEmpty()) {
+                throw new HangingTransactionException(found);
+            }
+            return true;
+        }
+    }
+
+    /**
      * Once the report stage has read every verdict: waits until its incidents.jsonl and the incidents
-     * and alerts topics stay unchanged for {@link Settings#DEFAULT_REPORTS_SETTLE}, which is longer than
-     * the reporter's idle close (the incidents of the last steps are written that long after the input stopped).
+     * and alerts topics stay unchanged for the reporter's idle time and {@link Settings#REPORTS_SETTLE_MARGIN}
+     * (the incidents of the last steps are written that long after the input stopped).
      */
     private void awaitReportsSettled(Admin admin, Path reports) throws Exception {
         long deadline = System.nanoTime() + s.finishTimeout.toNanos();
@@ -346,7 +406,7 @@ public final class CrashLoop {
             if (!now.equals(last)) {
                 last = now;
                 stableSince = System.nanoTime();
-            } else if (System.nanoTime() - stableSince >= Settings.DEFAULT_REPORTS_SETTLE.toNanos()) {
+            } else if (System.nanoTime() - stableSince >= s.reportIdle.plus(Settings.REPORTS_SETTLE_MARGIN).toNanos()) {
                 return;
             }
             Thread.sleep(500);
@@ -504,12 +564,10 @@ public final class CrashLoop {
         /** Longer than the ingest stage's 2 s reorder window, whose last steps leave after the input is consumed. */
         public static final Duration DEFAULT_SETTLE = Duration.ofSeconds(5);
         /**
-         * How long the report stage's outputs must stay unchanged at the end: longer than the reporter's idle close
-         * ({@link io.stepline.reports.incident.ReporterSettings#DEFAULT_IDLE_CLOSE_MS}), which writes the incidents of the
-         * last horizon of steps once the input has stopped, plus its poll.
+         * The report stage's outputs must stay unchanged this much longer than its idle time at the end ({@link #reportIdle}:
+         * it writes the incidents of the last horizon of steps once the input has stopped that long), for its poll.
          */
-        public static final Duration DEFAULT_REPORTS_SETTLE = Duration.ofMillis(io.stepline.reports.incident.ReporterSettings.DEFAULT_IDLE_CLOSE_MS)
-                .plusSeconds(10);
+        public static final Duration REPORTS_SETTLE_MARGIN = Duration.ofSeconds(10);
 
         private Workload.Settings workload = new Workload.Settings(7, 4, "60s", 0);
         private int chunks = 60;
@@ -527,6 +585,7 @@ public final class CrashLoop {
         private boolean reports;
         private boolean httpFeed;
         private Duration pause = Duration.ZERO;
+        private Duration reportIdle = Duration.ofMillis(io.stepline.reports.incident.ReporterSettings.DEFAULT_IDLE_CLOSE_MS);
         private boolean apacheBroker;
         private final Map<Stage, List<String>> stageArgs = new EnumMap<>(Stage.class);
         private final Map<Stage, Integer> processes = new EnumMap<>(Stage.class);
@@ -597,6 +656,21 @@ public final class CrashLoop {
             return this;
         }
 
+        /**
+         * The report stage's idle time ({@code stepline report --idle-seconds}) in both runs; the loop waits that long and
+         * {@link #REPORTS_SETTLE_MARGIN} for its last incidents. Shorter than the default, it shortens every run with reports;
+         * a pause of a stage must still outlast it to be one the reporter could take for an instance's own silence.
+         */
+        public Settings reportIdle(Duration idle) {
+            long ms = idle.toMillis();
+            if (ms % 1000 != 0 || ms < io.stepline.reports.incident.ReporterSettings.MIN_IDLE_CLOSE_MS
+                    || ms > io.stepline.reports.incident.ReporterSettings.MAX_IDLE_CLOSE_MS) {
+                throw new IllegalArgumentException("the report stage's idle time must be whole seconds in [1 s, 3600 s], got " + ms + " ms");
+            }
+            this.reportIdle = idle;
+            return this;
+        }
+
         /** Stages to kill; the report stage among them also runs it (as {@link #reports} does). */
         public Settings victims(List<Stage> stages) {
             if (stages.isEmpty()) {
@@ -654,6 +728,10 @@ public final class CrashLoop {
 
         /** Extra command-line options of one stage in both runs. */
         public Settings stageArgs(Stage st, List<String> args) {
+            if (st == Stage.REPORT && args.contains("--idle-seconds")) {
+                throw new IllegalArgumentException("the report stage's idle time is a setting of the loop (it waits that long for the last incidents),"
+                        + " not one of its extra options");
+            }
             stageArgs.put(st, List.copyOf(args));
             return this;
         }

@@ -42,13 +42,14 @@ public final class Quiescence {
         long deadline = System.nanoTime() + timeout.toNanos();
         Map<TopicPartition, Long> lastEnds = null;
         long stableSince = -1;
+        List<String> behind = List.of();
         while (System.nanoTime() < deadline) {
             if (!stillHealthy.getAsBoolean()) {
                 throw new IllegalStateException("a pipeline stage failed while waiting for it to finish");
             }
             try {
                 Map<TopicPartition, Long> ends = new HashMap<>();
-                boolean caughtUp = true;
+                List<String> behindNow = new java.util.ArrayList<>();
                 for (Stage s : stages) {
                     Map<TopicPartition, Long> stageEnds = committedEndOffsets(admin, s.inputTopics());
                     ends.putAll(stageEnds);
@@ -60,11 +61,12 @@ public final class Quiescence {
                         }
                         OffsetAndMetadata om = committed.get(e.getKey());
                         if (om == null || om.offset() < e.getValue()) {
-                            caughtUp = false;
+                            behindNow.add(s.groupId() + " at " + (om == null ? "none" : Long.toString(om.offset())) + " of " + e.getValue() + " on " + e.getKey());
                         }
                     }
                 }
-                if (caughtUp && ends.equals(lastEnds)) {
+                behind = behindNow;
+                if (behindNow.isEmpty() && ends.equals(lastEnds)) {
                     if (stableSince < 0) {
                         stableSince = System.nanoTime();
                     } else if (System.nanoTime() - stableSince >= settle.toNanos()) {
@@ -79,7 +81,10 @@ public final class Quiescence {
             }
             Thread.sleep(POLL_MS);
         }
-        throw new TimeoutException("pipeline did not finish within " + timeout.toSeconds() + " s");
+        // which stage stopped where: a stage that stopped reading, or a partition held at an open transaction
+        throw new TimeoutException("pipeline did not finish within " + timeout.toSeconds() + " s"
+                + (behind.isEmpty() ? "" : "; committed offsets behind the ends: " + String.join(", ", behind.subList(0, Math.min(8, behind.size())))
+                        + (behind.size() > 8 ? " and " + (behind.size() - 8) + " more" : "")));
     }
 
     /** The end offsets a read_committed consumer sees (last stable offsets) of every partition of {@code topics}. */

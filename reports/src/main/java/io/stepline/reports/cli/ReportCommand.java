@@ -52,9 +52,14 @@ public final class ReportCommand implements Callable<Integer> {
                     + " default: this host and the report directory.")
     String memberName;
 
+    @Option(names = "--idle-seconds", defaultValue = "" + ReporterSettings.DEFAULT_IDLE_CLOSE_MS / 1000, paramLabel = "SECONDS",
+            description = "Wall time without a record of an instance after which its incidents are written without waiting for its next steps,"
+                    + " once the silence is its own (see --upstream-group): an instance that stopped still gets them (default: ${DEFAULT-VALUE}).")
+    long idleSeconds;
+
     @Option(names = "--upstream-group", paramLabel = "GROUP", split = ",",
-            description = "The application id of a stage before this one, repeatable (default: ${DEFAULT-VALUE}): an instance silent for "
-                    + ReporterSettings.DEFAULT_IDLE_CLOSE_MS / 1000 + " s has its incidents written only once its partitions moved on without it or"
+            description = "The application id of a stage before this one, repeatable (default: ${DEFAULT-VALUE}): an instance silent for"
+                    + " --idle-seconds has its incidents written only once its partitions moved on without it or"
                     + " these stages have consumed all their input, so that a stalled stage splits no incident. 'none': do not ask.")
     java.util.List<String> upstreamGroups = ReportService.DEFAULT_UPSTREAM_GROUPS;
 
@@ -63,7 +68,8 @@ public final class ReportCommand implements Callable<Integer> {
         ReporterSettings settings;
         AlertmanagerSink sink;
         try {
-            settings = ReporterSettings.defaults(out).withSlos(ttft, tpot).withKernelLatenessSteps(kernelLatenessSteps);
+            settings = ReporterSettings.defaults(out).withSlos(ttft, tpot).withKernelLatenessSteps(kernelLatenessSteps)
+                    .withIdleCloseMs(idleMs(idleSeconds));
             sink = alertmanagerSink(alertmanagerUrl);
             String problem = memberName == null ? null : io.stepline.kafka.StreamsApp.memberNameProblem(memberName);
             if (problem != null) {
@@ -84,6 +90,15 @@ public final class ReportCommand implements Callable<Integer> {
             }
         }
         return 0;
+    }
+
+    /** {@code --idle-seconds} in ms; out of the reporter's bounds, an IllegalArgumentException that names the flag. */
+    static long idleMs(long seconds) {
+        if (seconds < ReporterSettings.MIN_IDLE_CLOSE_MS / 1000 || seconds > ReporterSettings.MAX_IDLE_CLOSE_MS / 1000) {
+            throw new IllegalArgumentException("--idle-seconds must be in [" + ReporterSettings.MIN_IDLE_CLOSE_MS / 1000 + ", "
+                    + ReporterSettings.MAX_IDLE_CLOSE_MS / 1000 + "], got " + seconds);
+        }
+        return seconds * 1000;
     }
 
     /** {@code --upstream-group} as given: 'none' alone for no group; a blank or repeated id is an IllegalArgumentException. */

@@ -31,6 +31,9 @@ public record ReporterSettings(Path outDir, double ttftSloS, double tpotSloS, in
      * a crash (3-22 s measured, docs/BENCHMARKS.md).
      */
     public static final long DEFAULT_IDLE_CLOSE_MS = 30_000;
+    /** The idle time's bounds: a second at least (the reporter's poll), an hour at most. */
+    public static final long MIN_IDLE_CLOSE_MS = 1_000;
+    public static final long MAX_IDLE_CLOSE_MS = 3_600_000;
 
     public ReporterSettings {
         Objects.requireNonNull(outDir, "outDir");
@@ -43,6 +46,10 @@ public record ReporterSettings(Path outDir, double ttftSloS, double tpotSloS, in
         String lateness = io.stepline.schemas.KernelLateness.problem(kernelLatenessSteps);
         if (lateness != null) {
             throw new IllegalArgumentException("kernel lateness " + lateness);
+        }
+        if (idleCloseMs < MIN_IDLE_CLOSE_MS || idleCloseMs > MAX_IDLE_CLOSE_MS) {
+            throw new IllegalArgumentException("the idle time must be in [" + MIN_IDLE_CLOSE_MS / 1000 + " s, " + MAX_IDLE_CLOSE_MS / 1000 + " s], got "
+                    + idleCloseMs + " ms");
         }
         if (horizonSteps <= maxGapSteps) {
             throw new IllegalArgumentException("the horizon (" + horizonSteps + " steps) must be longer than the gap within a run (" + maxGapSteps + ")");
@@ -62,6 +69,14 @@ public record ReporterSettings(Path outDir, double ttftSloS, double tpotSloS, in
     /** The same with another horizon (steps after a run before its incident is written; see {@link #DEFAULT_HORIZON_STEPS}). */
     public ReporterSettings withHorizonSteps(int steps) {
         return new ReporterSettings(outDir, ttftSloS, tpotSloS, maxGapSteps, maxGapNs, minSteps, alertIntervalNs, steps, idleCloseMs, kernelLatenessSteps);
+    }
+
+    /**
+     * The same with another idle time (see {@link #DEFAULT_IDLE_CLOSE_MS}): shorter writes a stopped instance's incidents
+     * sooner; either way only once its silence is its own.
+     */
+    public ReporterSettings withIdleCloseMs(long ms) {
+        return new ReporterSettings(outDir, ttftSloS, tpotSloS, maxGapSteps, maxGapNs, minSteps, alertIntervalNs, horizonSteps, ms, kernelLatenessSteps);
     }
 
     /**
