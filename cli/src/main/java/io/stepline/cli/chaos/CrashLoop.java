@@ -116,7 +116,8 @@ public final class CrashLoop {
         public HangingTransactionException(List<io.stepline.kafka.HangingTransactionSweeper.Hanging> hanging) {
             super("the broker left " + hanging.size() + " transaction" + (hanging.size() == 1 ? "" : "s") + " hanging (KAFKA-20734): "
                     + String.join("; ", hanging.stream().map(io.stepline.kafka.HangingTransactionSweeper.Hanging::describe).toList())
-                    + ". No reader of those partitions can pass them; kafka-transactions.sh abort would end them, losing their records");
+                    + ". No reader of those partitions can pass them; kafka-transactions.sh abort would end them, and lose their records if the"
+                    + " coordinator had committed them");
         }
     }
 
