@@ -163,7 +163,7 @@ public final class RobustRoofline implements LatencyDetector {
     static final double WITNESS_CALM_LOG = Math.log(1.15);
     /**
      * A decode-heavy step above the bound but below this ratio, right after another decode-heavy step at least
-     * {@link #DRIFT_RUN_RATIO} above the model, while the witness is calm, is the unreported context's drift: counted,
+     * {@link #DRIFT_RUN_LOG} above the model, while the witness is calm, is the unreported context's drift: counted,
      * judged NORMAL, and still not learned from (the model moves as for an outlier, so a fault it hides is not absorbed).
      * The context's clusters ran 1.26-1.77x (median 1.44), the faulted steps such a rule hid 1.41-1.8x (median 1.65):
      * at 1.8, 142 false positives and 146 faulted steps went; at 1.55, 126 and 27 (27 validation-style sets,
@@ -262,13 +262,13 @@ public final class RobustRoofline implements LatencyDetector {
         }
         double ratio = lat / expected;
         boolean outlier = ratio > bound && lat - expected >= s.minExcessNs();
+        double logRatio = Math.log(ratio);
         // judged on every step: the witness and the run before it are kept whatever the verdict
-        boolean byContext = contextDrift(share, ratio);
+        boolean byContext = contextDrift(share, ratio, logRatio);
         boolean reported = outlier && !byContext;
         if (outlier && byContext) {
             contextDrift++;
         }
-        double logRatio = Math.log(ratio);
         boolean calm = elevatedShare < MAX_CALM_ELEVATED_SHARE;
         // the share of recent steps running 10% above the model: high while an episode (a throttle, a
         // regression) is under way, when neither the tail nor new cells may learn from what they see; judged by
@@ -308,11 +308,10 @@ public final class RobustRoofline implements LatencyDetector {
      * Whether an outlier is the unreported context's drift (see {@link #CONTEXT_DRIFT_MAX_RATIO}); keeps the witness
      * and the last decode-heavy step's ratio of a producer without the KV context.
      */
-    private boolean contextDrift(double share, double ratio) {
+    private boolean contextDrift(double share, double ratio, double logRatio) {
         if (!level.byBatch()) {
             return false;
         }
-        double logRatio = Math.log(ratio);
         if (share >= EpisodeLatch.PREFILL_SHARE) {
             witnessStep = steps;
             witnessLog = logRatio;
