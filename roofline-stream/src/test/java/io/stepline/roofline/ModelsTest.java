@@ -129,6 +129,51 @@ class ModelsTest {
         assertThat(m.assess(stepWith(rng, id, true, 2.5)).verdict()).isEqualTo(Verdict.OUTLIER);
     }
 
+    /**
+     * Decode steps at 40-110 requests (under the 128-token hinge), then at 140-220: work no fit has seen until the
+     * refit at step 1,736, a 2x contention inside it from its 81st step.
+     */
+    private static List<StepRecord> decodeStepsPastTheHingeWithAContention(long seed) {
+        SplittableRandom rng = new SplittableRandom(seed);
+        List<StepRecord> steps = new ArrayList<>();
+        for (long id = 0; id < 2_400; id++) {
+            boolean past = id >= 1_500;
+            double slowdown = id >= 1_580 && id < 1_680 ? 2.0 : 1.0;
+            steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, past ? 140 + rng.nextInt(81) : 40 + rng.nextInt(71), slowdown));
+        }
+        return steps;
+    }
+
+    @Test
+    void aSlowdownBegunInWorkNoFitHasSeenIsFlaggedAgainstThatWorksOwnStepsAndNotLearned() {
+        List<StepRecord> steps = decodeStepsPastTheHingeWithAContention(41);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        int beyondSlowed = 0;
+        int beyondSlowedFlagged = 0;
+        int healthyAfterFlagged = 0;
+        for (int i = 0; i < steps.size(); i++) {
+            long beyondBefore = m.beyondSteps();
+            Assessment a = m.assess(steps.get(i));
+            boolean beyond = m.beyondSteps() > beyondBefore;
+            if (i >= 1_500 && i < 1_580) {
+                assertThat(a.verdict()).as("healthy work past the hinge: a guess, not judged").isEqualTo(Verdict.WARMING_UP);
+            } else if (i >= 1_580 && i < 1_680 && beyond) {
+                beyondSlowed++;
+                beyondSlowedFlagged += a.verdict() == Verdict.OUTLIER ? 1 : 0;
+                if (a.verdict() == Verdict.OUTLIER) {
+                    assertThat(a.ratio()).as("against the new work's own steps").isBetween(1.6, 2.5);
+                }
+            } else if (i >= 1_800) {
+                healthyAfterFlagged += a.verdict() == Verdict.OUTLIER ? 1 : 0;
+            }
+        }
+        assertThat(beyondSlowed).as("the contention falls in work no fit has seen").isGreaterThan(50);
+        assertThat(beyondSlowedFlagged).as("slowed steps of that work flagged").isGreaterThanOrEqualTo((int) (0.9 * beyondSlowed));
+        assertThat(healthyAfterFlagged).as("the contention taught the model nothing").isLessThan(5);
+        assertThat(judgedRestoredEvery(steps, 37, new HashMap<>())).as("restored every 37 steps")
+                .isEqualTo(judgedRestoredEvery(steps, Integer.MAX_VALUE, new HashMap<>()));
+    }
+
     @Test
     void aThrottleThatDrivesAYoungInstancePastTheLargestBatchesItHasSeenIsFlaggedAndNotLearned() {
         SplittableRandom rng = new SplittableRandom(21);
@@ -657,14 +702,16 @@ class ModelsTest {
      * that a regression was reported; returns the store.
      */
     private static Map<String, ByteBuffer> assertJudgesAsIfUninterruptedWhenRestoredEvery(List<StepRecord> steps, int every) {
-        RobustRoofline uninterrupted = new RobustRoofline(RobustRoofline.Settings.defaults());
-        List<String> expected = new ArrayList<>();
-        for (StepRecord s : steps) {
-            expected.add(judged(uninterrupted.assess(s)));
-        }
+        List<String> expected = judgedRestoredEvery(steps, Integer.MAX_VALUE, new HashMap<>());
         assertThat(expected).as("the regression is reported").anyMatch(v -> !v.endsWith("/"));
-        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
         Map<String, ByteBuffer> store = new HashMap<>();
+        assertThat(judgedRestoredEvery(steps, every, store)).isEqualTo(expected);
+        return store;
+    }
+
+    /** Each step's {@link #judged} form, the model restored from {@code store} after every {@code every} steps. */
+    private static List<String> judgedRestoredEvery(List<StepRecord> steps, int every, Map<String, ByteBuffer> store) {
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
         List<String> got = new ArrayList<>();
         for (int i = 0; i < steps.size(); i++) {
             got.add(judged(m.assess(steps.get(i))));
@@ -674,8 +721,7 @@ class ModelsTest {
                 m.restore(store);
             }
         }
-        assertThat(got).isEqualTo(expected);
-        return store;
+        return got;
     }
 
     private static String judged(Assessment a) {

@@ -160,7 +160,7 @@ class SchemaEvolutionTest {
     @Test
     void rooflineHeaderWrittenBeforeTheBatchLevelIsReadWithAnEmptyOne() throws IOException {
         List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName());
-        assertThat(history).hasSize(5);
+        assertThat(history).hasSize(6);
         Schema v1 = history.get(0);
         assertThat(v1.getField("batch_level")).isNull();
         assertThat(history.get(1).getField("latch_closed")).isNotNull();
@@ -227,6 +227,16 @@ class SchemaEvolutionTest {
         assertThat(header.getPrefillCurrentSteps()).isEqualTo(12);
         assertThat(header.getWitnessStep()).as("no prefill-heavy step seen: the witness speaks for nothing").isEqualTo(-1L);
         assertThat(header.getContextDriftSteps()).isZero();
+    }
+
+    @Test
+    void rooflineHeaderWrittenBeforeNovelWorkWasJudgedReadsAsNoStepHeld() throws IOException {
+        Schema header6 = olderVersion(io.stepline.events.RooflineStateHeader.getClassSchema(), 5, "witness_step", "novel_held");
+        GenericRecord old = olderHeader(header6, 9_500L, 0.2);
+        old.put("witness_step", 9_400L);
+        io.stepline.events.RooflineStateHeader header = EventSerdes.ROOFLINE_STATE_HEADER.decode(written(header6, old));
+        assertThat(header.getWitnessStep()).isEqualTo(9_400L);
+        assertThat(header.getNovelHeld()).as("no step of new work held back").isZero();
     }
 
     @Test

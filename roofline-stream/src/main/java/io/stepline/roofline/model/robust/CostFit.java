@@ -30,7 +30,7 @@ final class CostFit {
      */
     static final double BEYOND_FACTOR = 3;
 
-    private final double[] decodeBasis = new double[CostBasis.SIZE];
+    private final double[] scratchBasis = new double[CostBasis.SIZE];
     private double[] coef = new double[0];
     private double[] reference = new double[0];
     private long referenceVersion;
@@ -114,8 +114,8 @@ final class CostFit {
 
     /** The share of a step's base cost ({@code stepBase}, {@link #base} of the whole step) that its prefill adds to its decode work. */
     double prefillShare(double stepBase, double decodeReqs, double decodeTokens, double contextTokens) {
-        CostBasis.of(0, 0, decodeReqs, decodeTokens, contextTokens, decodeBasis);
-        return Math.max(0, 1 - base(decodeBasis) / stepBase);
+        CostBasis.of(0, 0, decodeReqs, decodeTokens, contextTokens, scratchBasis);
+        return Math.max(0, 1 - base(scratchBasis) / stepBase);
     }
 
     /**
@@ -139,6 +139,25 @@ final class CostFit {
     /** Whether a cell holds enough points for its own offset (and has one): its steps are no extrapolation. */
     static boolean knows(WorkCells cells, int slot) {
         return cells.count(slot) >= MIN_CELL_POINTS && !Double.isNaN(cells.offset(slot));
+    }
+
+    /**
+     * The median log residual of a cell's points to the fit as it stands (NaN below {@link #MIN_CELL_POINTS}): the
+     * offset a refit would give the cell, for work the last refit had not seen.
+     */
+    double cellResidual(WorkCells cells, int slot) {
+        int m = cells.count(slot);
+        if (m < MIN_CELL_POINTS) {
+            return Double.NaN;
+        }
+        double[] r = new double[m];
+        float[] pt = new float[WorkCells.POINT_WIDTH];
+        for (int j = 0; j < m; j++) {
+            cells.point(slot, j, pt);
+            CostBasis.of(pt[0], pt[1], pt[2], pt[3], pt[4], scratchBasis);
+            r[j] = Math.log(pt[5] / base(scratchBasis));
+        }
+        return median(r);
     }
 
     /** Median latency of a cell's points (as stored: divided by the level of their time). */

@@ -33,8 +33,9 @@ import io.stepline.schemas.EventSerdes;
  *     the training points around the model, widened to the instance's own tail ({@link TailBound}).
  *     A step in a cell with too few points is an extrapolation: the nearest known cell's offset, a
  *     wider bound, counted. A step with work of a kind no training step had (the first prefill of an
- *     instance that only decoded so far), or far beyond the largest seen, is not judged at all:
- *     WARMING_UP, learned, counted.</li>
+ *     instance that only decoded so far), or far beyond the largest seen, is not judged by the fit:
+ *     WARMING_UP, learned, counted; unless it runs far above the points its cell already holds
+ *     ({@link NovelWork}): a slowdown begun in that work, flagged and not learned.</li>
  * <li>No absorption: only steps judged NORMAL and near the model (within {@link Settings#learnRatio}
  *     or 2.5 sigma) teach a well-filled cell, so a fault of a thousand steps stays a fault, and a
  *     regression of 1.2x is not learned as the new normal. {@link DriftWatch} and the level's own
@@ -188,6 +189,7 @@ public final class RobustRoofline implements LatencyDetector {
     /** Producers without the KV context: the drift watch over their prefill-heavy steps, which the batch level does not follow. */
     private final PrefillShift prefillShift;
     private final TailBound tail = new TailBound(TailBound.DEFAULT_TAIL_RATE);
+    private final NovelWork novel = new NovelWork();
     private final double[] basis = new double[CostBasis.SIZE];
     private final float[] point = new float[WorkCells.POINT_WIDTH];
     private long steps;
@@ -246,10 +248,20 @@ public final class RobustRoofline implements LatencyDetector {
         double batchHere = level.batchAt(bx);
         double levelHere = level.of(share, batchHere);
         if (fit.beyondTraining(basis)) {
-            // work of a kind no training step had, or far beyond: the fit would be a guess, so the step is not judged
-            // always learned: nothing else can teach the model this work, and a cell's median outvotes a fault in it
+            // work of a kind no training step had, or far beyond: the fit would be a guess, so the step is not judged by it;
+            // learned, since nothing else can teach the model this work, unless it jumped above its cell's points (NovelWork)
             extrapolated++;
             beyond++;
+            double stepResidual = Math.log(lat / levelHere / base);
+            double cellResidual = fit.cellResidual(cells, slot);
+            double typical = levelHere * base * Math.exp(cellResidual);
+            if (novel.jumped(stepResidual, cellResidual, lat - typical >= s.minExcessNs())) {
+                // a slowdown begun in work new to the model: flagged against what its cell's steps ran at, not learned
+                cells.touch(slot, steps);
+                double ratio = lat / typical;
+                return new Assessment(Verdict.OUTLIER, typical, typical * NovelWork.JUMP_RATIO, ratio, Assessment.severityOf(ratio),
+                        fit.version(), ++sinceRefit >= s.refitEvery() && refit(), null);
+            }
             learnPoint(key, lat, levelHere);
             return notJudged(++sinceRefit >= s.refitEvery() && refit());
         }
@@ -518,7 +530,7 @@ public final class RobustRoofline implements LatencyDetector {
         return contextDrift;
     }
 
-    /** Steps whose work lay beyond every training step's (WARMING_UP, learned). */
+    /** Steps whose work lay beyond every training step's (WARMING_UP and learned, or flagged by {@link NovelWork}). */
     public long beyondSteps() {
         return beyond;
     }
@@ -563,6 +575,7 @@ public final class RobustRoofline implements LatencyDetector {
         h.setDriftCurrentStartNs(drift.currentStartNs());
         level.saveTo(h);
         prefillShift.saveTo(h);
+        novel.saveTo(h);
         return h;
     }
 
@@ -597,6 +610,7 @@ public final class RobustRoofline implements LatencyDetector {
         contextDrift = st.getContextDriftSteps();
         level.restore(st);
         prefillShift.restore(st);
+        novel.restore(st);
         List<Integer> elevated = List.of();
         List<Integer> medians = List.of();
         List<Long> starts = List.of();
