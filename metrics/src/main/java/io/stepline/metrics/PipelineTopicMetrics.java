@@ -142,6 +142,20 @@ public final class PipelineTopicMetrics implements AutoCloseable {
                 gauge(values, m.getInstanceId(), "stepline.roofline.drift", "drift_ratio", m.getDriftRatio(),
                         "Current roofline of an instance against its reference model (1 = unchanged; the drift watch flags a sustained regression above its threshold)");
             }
+            stepsGauge(values, m.getInstanceId(), "seen", m.getStepsSeen());
+            stepsGauge(values, m.getInstanceId(), "extrapolated", m.getExtrapolatedSteps());
+            stepsGauge(values, m.getInstanceId(), "beyond_training", m.getBeyondSteps());
+            stepsGauge(values, m.getInstanceId(), "context_drift", m.getContextDriftSteps());
+        }
+    }
+
+    /** Steps an instance's model has seen, by how it judged them (the model's own counts: absent when it keeps none). */
+    private void stepsGauge(Map<String, AtomicReference<Double>> values, String instance, String judged, Long steps) {
+        if (steps != null) {
+            gauge(values, instance, "stepline.roofline.steps", judged, steps,
+                    "Steps an instance's model has seen (feature=seen) and, of those, judged in work it had no offset for (extrapolated, "
+                            + "a wider bound), beyond all its training (beyond_training, not judged by the fit), or taken as the "
+                            + "unreported KV context's drift (context_drift); as of its last refit");
         }
     }
 

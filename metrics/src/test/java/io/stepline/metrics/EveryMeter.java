@@ -55,7 +55,7 @@ final class EveryMeter {
         tap.accept(Topics.ROOFLINES.topicName(), EventSerdes.ROOFLINE.encode(RooflineModel.newBuilder().setInstanceId("sim-i00")
                 .setModelKind("robust").setVersion(1).setFittedAtUnixNano(1).setStepsSeen(10)
                 .setFeatureNames(List.of("prefill_tokens")).setCoefficients(List.of(1500.0)).setInterceptNs(3e6)
-                .setBoundRatio(1.5).setDriftRatio(1.1).build()));
+                .setBoundRatio(1.5).setDriftRatio(1.1).setExtrapolatedSteps(3L).setBeyondSteps(1L).setContextDriftSteps(0L).build()));
         PipelineTopicMetrics.undecodable(registry, Topics.VERDICTS.topicName());
 
         IngestStats stats = new IngestStats();

@@ -28,7 +28,10 @@ class MetricsServerTest {
             tap.accept(Topics.ROOFLINES.topicName(), EventSerdes.ROOFLINE.encode(RooflineModel.newBuilder().setInstanceId("i-1")
                     .setModelKind("robust").setVersion(1).setFittedAtUnixNano(1).setStepsSeen(10)
                     .setFeatureNames(List.of("prefill_tokens")).setCoefficients(List.of(1500.0)).setInterceptNs(3e6)
-                    .setBoundRatio(1.5).setDriftRatio(1.1).build()));
+                    .setBoundRatio(1.5).setDriftRatio(1.1).setExtrapolatedSteps(4L).setBeyondSteps(1L).setContextDriftSteps(0L).build()));
+            tap.accept(Topics.ROOFLINES.topicName(), EventSerdes.ROOFLINE.encode(RooflineModel.newBuilder().setInstanceId("i-2")
+                    .setModelKind("paper").setVersion(1).setFittedAtUnixNano(1).setStepsSeen(20)
+                    .setFeatureNames(List.of("prefill_tokens")).setCoefficients(List.of(900.0)).setInterceptNs(3e6).setBoundRatio(1.5).build()));
             new RequestLatencyMetrics(server.registry()); // histograms exist before the first request
 
             HttpClient http = HttpClient.newHttpClient();
@@ -40,6 +43,12 @@ class MetricsServerTest {
                     .contains("stepline_roofline_coefficient{feature=\"prefill_tokens\",vllm_instance=\"i-1\"} 1500.0")
                     .contains("stepline_roofline_drift{feature=\"drift_ratio\",vllm_instance=\"i-1\"} 1.1")
                     .contains("# HELP stepline_roofline_drift Current roofline of an instance against its reference model")
+                    .contains("stepline_roofline_steps{feature=\"seen\",vllm_instance=\"i-1\"} 10.0")
+                    .contains("stepline_roofline_steps{feature=\"extrapolated\",vllm_instance=\"i-1\"} 4.0")
+                    .contains("stepline_roofline_steps{feature=\"beyond_training\",vllm_instance=\"i-1\"} 1.0")
+                    .contains("stepline_roofline_steps{feature=\"context_drift\",vllm_instance=\"i-1\"} 0.0")
+                    .contains("stepline_roofline_steps{feature=\"seen\",vllm_instance=\"i-2\"} 20.0")
+                    .doesNotContain("stepline_roofline_steps{feature=\"extrapolated\",vllm_instance=\"i-2\"}")
                     .doesNotContainPattern("[{,]instance=")
                     .contains("stepline_request_time_to_first_token_seconds_bucket");
 

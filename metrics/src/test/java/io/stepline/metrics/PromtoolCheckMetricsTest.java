@@ -39,7 +39,8 @@ class PromtoolCheckMetricsTest {
             EveryMeter.fill(server.registry());
             kafkaLikeMeters(server);
             String scrape = server.registry().scrape();
-            assertThat(scrape).contains("stepline_receiver_requests_total").contains("stepline_consumer_lag_records");
+            assertThat(scrape).contains("stepline_receiver_requests_total").contains("stepline_consumer_lag_records")
+                    .contains("stepline_roofline_steps{feature=\"beyond_training\"");
             Promtool.Result r = Promtool.run(scrape, "check", "metrics");
             assertThat(r.output()).isEmpty();
             assertThat(r.exitCode()).isZero();

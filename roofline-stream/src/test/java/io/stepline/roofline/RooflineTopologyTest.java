@@ -91,6 +91,11 @@ class RooflineTopologyTest {
             assertThat(ms).isNotEmpty();
             assertThat(ms.get(ms.size() - 1).getFeatureNames()).contains("tokens_k", "prefill_attention_mtokens2", "context_ktokens");
             assertThat(ms.get(ms.size() - 1).getReferenceVersion()).isNotNull();
+            RooflineModel last = ms.get(ms.size() - 1);
+            assertThat(last.getExtrapolatedSteps()).as("the robust model counts the steps it judged with less than its full knowledge")
+                    .isNotNull().isPositive().isLessThan(last.getStepsSeen());
+            assertThat(last.getBeyondSteps()).isNotNull().isBetween(0L, last.getExtrapolatedSteps());
+            assertThat(last.getContextDriftSteps()).as("these steps report the KV context").isZero();
 
             List<RetainedKernelBatch> kept = new ArrayList<>();
             retained.readValuesToList().forEach(v -> kept.add(EventSerdes.RETAINED_KERNELS.decode(v)));

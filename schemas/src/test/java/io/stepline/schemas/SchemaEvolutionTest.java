@@ -289,6 +289,30 @@ class SchemaEvolutionTest {
     }
 
     @Test
+    void rooflineWrittenBeforeTheModelCountedItsUnjudgedStepsReadsWithNoCounts() throws IOException {
+        // stepline.rooflines is compacted: an instance's last model before an upgrade stays on it
+        Schema v1 = onlyOlderVersionWithout(io.stepline.events.RooflineModel.getClassSchema(), "extrapolated_steps");
+        GenericRecord old = new GenericData.Record(v1);
+        old.put("instance_id", "i-1");
+        old.put("model_kind", "robust");
+        old.put("version", 12L);
+        old.put("fitted_at_unix_nano", 5L);
+        old.put("steps_seen", 3_000L);
+        old.put("feature_names", List.of("intercept"));
+        old.put("coefficients", List.of(2.0e6));
+        old.put("intercept_ns", 2.0e6);
+        old.put("bound_ratio", 1.3);
+        byte[] bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old).array();
+
+        io.stepline.events.RooflineModel current = EventSerdes.ROOFLINE.decode(bytes);
+        assertThat(current.getStepsSeen()).isEqualTo(3_000L);
+        assertThat(current.getDriftRatio()).isNull();
+        assertThat(current.getExtrapolatedSteps()).as("not counted by that model").isNull();
+        assertThat(current.getBeyondSteps()).isNull();
+        assertThat(current.getContextDriftSteps()).isNull();
+    }
+
+    @Test
     void anomalyWrittenBeforeTheDetectorLearnedPhaseBaselinesReadsWithAnEmptyOne() throws IOException {
         Schema v1 = onlyOlderVersionWithout(io.stepline.events.Anomaly.getClassSchema(), "phase_baseline_ns");
         // self-contained: the step record it carries is written out in it, not named

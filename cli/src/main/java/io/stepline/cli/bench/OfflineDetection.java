@@ -95,8 +95,9 @@ public final class OfflineDetection {
         System.out.printf(Locale.ROOT, "%d steps, %d judged, %d flagged%n", steps.size(), judged, flagged);
         for (Map.Entry<String, LatencyDetector> e : detectors.entrySet()) {
             LatencyDetector d = e.getValue();
-            String extra = d instanceof RobustRoofline rr ? String.format(Locale.ROOT, " extrapolated=%d cells=%d context-drift=%d", rr.extrapolatedSteps(), rr.cellCount(),
-                    rr.contextDriftSteps()) : "";
+            LatencyDetector.Coverage c = d.coverage();
+            String extra = (c == null ? "" : String.format(Locale.ROOT, " extrapolated=%d beyond=%d context-drift=%d", c.extrapolatedSteps(),
+                    c.beyondSteps(), c.contextDriftSteps())) + (d instanceof RobustRoofline rr ? " cells=" + rr.cellCount() : "");
             System.out.printf(Locale.ROOT, "  %s: steps=%d bound=%.3f level=%.3f state=%dB%s%n", e.getKey(), d.stepsSeen(), d.boundRatio(),
                     d.driftRatio(), d.stateBytes(), extra);
         }

@@ -14,6 +14,13 @@ import io.stepline.schemas.EventSerdes;
  * from them, giving the same verdicts as if it had never stopped.
  */
 public interface LatencyDetector {
+    /**
+     * Of the steps seen, how many the model judged with less than its full knowledge: in work it had no offset for
+     * (a wider bound), beyond every training step's work (not judged by the fit), and decode-heavy steps above the
+     * bound taken as the unreported KV context's drift.
+     */
+    record Coverage(long extrapolatedSteps, long beyondSteps, long contextDriftSteps) {}
+
     /** Judges a step by its counters, then learns from it. */
     Assessment assess(StepCounters step);
 
@@ -45,6 +52,11 @@ public interface LatencyDetector {
     double driftRatio();
 
     long stepsSeen();
+
+    /** What {@link Coverage} counts; null for a model that does not count it (the paper's line). */
+    default Coverage coverage() {
+        return null;
+    }
 
     /**
      * Changed state since the last call: "h" for the header, "s<slot>" for ring slots. Clears the dirty set.

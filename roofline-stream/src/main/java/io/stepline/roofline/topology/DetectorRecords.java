@@ -66,6 +66,10 @@ final class DetectorRecords {
         if (!Double.isNaN(d.driftRatio())) {
             m.setDriftRatio(d.driftRatio());
         }
+        LatencyDetector.Coverage c = d.coverage();
+        if (c != null) {
+            m.setExtrapolatedSteps(c.extrapolatedSteps()).setBeyondSteps(c.beyondSteps()).setContextDriftSteps(c.contextDriftSteps());
+        }
         return m.build();
     }
 }

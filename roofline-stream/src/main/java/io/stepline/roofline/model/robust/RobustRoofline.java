@@ -520,6 +520,11 @@ public final class RobustRoofline implements LatencyDetector {
         return steps;
     }
 
+    @Override
+    public Coverage coverage() {
+        return new Coverage(extrapolated, beyond, contextDrift);
+    }
+
     /** Steps judged outside the cells the model knows (wider bound), or not judged because beyond its training. */
     public long extrapolatedSteps() {
         return extrapolated;
