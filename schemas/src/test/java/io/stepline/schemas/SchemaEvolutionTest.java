@@ -302,9 +302,8 @@ class SchemaEvolutionTest {
         old.put("coefficients", List.of(2.0e6));
         old.put("intercept_ns", 2.0e6);
         old.put("bound_ratio", 1.3);
-        byte[] bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old).array();
 
-        io.stepline.events.RooflineModel current = EventSerdes.ROOFLINE.decode(bytes);
+        io.stepline.events.RooflineModel current = EventSerdes.ROOFLINE.decode(written(v1, old));
         assertThat(current.getStepsSeen()).isEqualTo(3_000L);
         assertThat(current.getDriftRatio()).isNull();
         assertThat(current.getExtrapolatedSteps()).as("not counted by that model").isNull();
