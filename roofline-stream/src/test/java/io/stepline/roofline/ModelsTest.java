@@ -117,10 +117,10 @@ class ModelsTest {
             m.assess(stepWith(rng, id, false, 1.0));
         }
         assertThat(m.version()).isPositive();
-        long before = m.beyondSteps();
+        long before = m.coverage().beyondSteps();
         Assessment first = m.assess(stepWith(rng, id++, true, 1.0));
         assertThat(first.verdict()).as("first prefill ever: a guess, not judged").isEqualTo(Verdict.WARMING_UP);
-        assertThat(m.beyondSteps()).isEqualTo(before + 1);
+        assertThat(m.coverage().beyondSteps()).isEqualTo(before + 1);
         long flagged = 0;
         for (int i = 0; i < 5_000; i++, id++) {
             flagged += m.assess(Steps.step(rng, "i", id, id * STEP_NS, Steps.Noise.LOGNORMAL, 1.0)).verdict() == Verdict.OUTLIER ? 1 : 0;
@@ -152,9 +152,9 @@ class ModelsTest {
         int beyondSlowedFlagged = 0;
         int healthyAfterFlagged = 0;
         for (int i = 0; i < steps.size(); i++) {
-            long beyondBefore = m.beyondSteps();
+            long beyondBefore = m.coverage().beyondSteps();
             Assessment a = m.assess(steps.get(i));
-            boolean beyond = m.beyondSteps() > beyondBefore;
+            boolean beyond = m.coverage().beyondSteps() > beyondBefore;
             if (i >= 1_500 && i < 1_580) {
                 assertThat(a.verdict()).as("healthy work past the hinge: a guess, not judged").isEqualTo(Verdict.WARMING_UP);
             } else if (i >= 1_580 && i < 1_680 && beyond) {
@@ -218,12 +218,12 @@ class ModelsTest {
         for (int i = 0; i < 1_500; i++, id++) { // healthy at the new light load: its cells must learn it
             m.assess(Steps.decodeStep(rng, "i", id, id * STEP_NS, 1 + rng.nextInt(24), 1.0));
         }
-        long extrapolatedBefore = m.extrapolatedSteps();
+        long extrapolatedBefore = m.coverage().extrapolatedSteps();
         int flagged = 0;
         for (int i = 0; i < 500; i++, id++) {
             flagged += m.assess(Steps.decodeStep(rng, "i", id, id * STEP_NS, 1 + rng.nextInt(24), 1.0)).verdict() == Verdict.OUTLIER ? 1 : 0;
         }
-        assertThat(m.extrapolatedSteps() - extrapolatedBefore).as("light-load steps still judged as extrapolations").isLessThan(50);
+        assertThat(m.coverage().extrapolatedSteps() - extrapolatedBefore).as("light-load steps still judged as extrapolations").isLessThan(50);
         assertThat(flagged).as("healthy light-load steps flagged").isLessThan(3);
         Assessment slow = m.assess(Steps.decodeStep(rng, "i", id, id * STEP_NS, 12, 1.6));
         assertThat(slow.verdict()).isEqualTo(Verdict.OUTLIER);
@@ -599,7 +599,7 @@ class ModelsTest {
         }
         // the decode steps ran up to ~1.45x while the prompts' steps between them ran as modelled: without the witness
         // every one of them above the bound was reported (26 flags in the surge's first 1,000 steps, 8 with it)
-        assertThat(m.contextDriftSteps()).as("decode steps taken for the context's drift").isGreaterThanOrEqualTo(15);
+        assertThat(m.coverage().contextDriftSteps()).as("decode steps taken for the context's drift").isGreaterThanOrEqualTo(15);
         assertThat(surgeFlags).as("steps flagged in the surge's first 1,000").isLessThanOrEqualTo(10);
         assertThat(stragglers).isEqualTo(5);
         assertThat(stragglersFlagged).as("a straggler stands alone: reported").isEqualTo(stragglers);

@@ -525,21 +525,6 @@ public final class RobustRoofline implements LatencyDetector {
         return new Coverage(extrapolated, beyond, contextDrift);
     }
 
-    /** Steps judged outside the cells the model knows (wider bound), or not judged because beyond its training. */
-    public long extrapolatedSteps() {
-        return extrapolated;
-    }
-
-    /** Decode-heavy steps above the bound judged NORMAL as the unreported context's drift ({@link #CONTEXT_DRIFT_MAX_RATIO}). */
-    public long contextDriftSteps() {
-        return contextDrift;
-    }
-
-    /** Steps whose work lay beyond every training step's (WARMING_UP and learned, or flagged by {@link NovelWork}). */
-    public long beyondSteps() {
-        return beyond;
-    }
-
     public int cellCount() {
         return cells.cells();
     }
