@@ -81,6 +81,9 @@ class SteplineCommandTest {
         assertThat(zero.err()).contains("--idle-seconds must be in [1, 3600], got 0");
         assertThat(run("report", "--idle-seconds", "3601").err()).contains("--idle-seconds must be in [1, 3600], got 3601");
         assertThat(run("report", "--help").out()).contains("--idle-seconds").contains("(default: 30)");
+        Result chaos = run("chaos", "--report-idle-seconds", "0");
+        assertThat(chaos.code()).as("the crash loop's idle time, by the same bounds").isEqualTo(2);
+        assertThat(chaos.err()).contains("the report stage's idle time in seconds must be in [1, 3600], got 0");
     }
 
     @Test

@@ -390,5 +390,9 @@ class IncidentGroupingPaceTest {
         assertThat(c.incidents).containsOnlyKeys("i-1-1000");
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> ReporterSettings.defaults(tmp).withIdleCloseMs(999))
                 .hasMessageContaining("idle time must be in [1 s, 3600 s]");
+        assertThat(ReporterSettings.idleSecondsProblem(1)).isNull();
+        assertThat(ReporterSettings.idleSecondsProblem(3600)).isNull();
+        assertThat(ReporterSettings.idleSecondsProblem(0)).isEqualTo("must be in [1, 3600], got 0");
+        assertThat(ReporterSettings.idleSecondsProblem(3601)).isEqualTo("must be in [1, 3600], got 3601");
     }
 }

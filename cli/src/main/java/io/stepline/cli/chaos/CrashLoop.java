@@ -664,9 +664,12 @@ public final class CrashLoop {
          */
         public Settings reportIdle(Duration idle) {
             long ms = idle.toMillis();
-            if (ms % 1000 != 0 || ms < io.stepline.reports.incident.ReporterSettings.MIN_IDLE_CLOSE_MS
-                    || ms > io.stepline.reports.incident.ReporterSettings.MAX_IDLE_CLOSE_MS) {
-                throw new IllegalArgumentException("the report stage's idle time must be whole seconds in [1 s, 3600 s], got " + ms + " ms");
+            if (ms % 1000 != 0) {
+                throw new IllegalArgumentException("the report stage's idle time must be whole seconds, got " + ms + " ms");
+            }
+            String problem = io.stepline.reports.incident.ReporterSettings.idleSecondsProblem(ms / 1000);
+            if (problem != null) {
+                throw new IllegalArgumentException("the report stage's idle time in seconds " + problem);
             }
             this.reportIdle = idle;
             return this;

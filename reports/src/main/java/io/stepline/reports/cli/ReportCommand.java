@@ -94,9 +94,9 @@ public final class ReportCommand implements Callable<Integer> {
 
     /** {@code --idle-seconds} in ms; out of the reporter's bounds, an IllegalArgumentException that names the flag. */
     static long idleMs(long seconds) {
-        if (seconds < ReporterSettings.MIN_IDLE_CLOSE_MS / 1000 || seconds > ReporterSettings.MAX_IDLE_CLOSE_MS / 1000) {
-            throw new IllegalArgumentException("--idle-seconds must be in [" + ReporterSettings.MIN_IDLE_CLOSE_MS / 1000 + ", "
-                    + ReporterSettings.MAX_IDLE_CLOSE_MS / 1000 + "], got " + seconds);
+        String problem = ReporterSettings.idleSecondsProblem(seconds);
+        if (problem != null) {
+            throw new IllegalArgumentException("--idle-seconds " + problem);
         }
         return seconds * 1000;
     }

@@ -35,6 +35,16 @@ public record ReporterSettings(Path outDir, double ttftSloS, double tpotSloS, in
     public static final long MIN_IDLE_CLOSE_MS = 1_000;
     public static final long MAX_IDLE_CLOSE_MS = 3_600_000;
 
+    /**
+     * What is wrong with an idle time of {@code seconds} (null: nothing), as "must be in [1, 3600], got N": the one
+     * check of its bounds, which the commands that take it in seconds prefix with their own option's name.
+     */
+    public static String idleSecondsProblem(long seconds) {
+        long min = MIN_IDLE_CLOSE_MS / 1000;
+        long max = MAX_IDLE_CLOSE_MS / 1000;
+        return seconds < min || seconds > max ? "must be in [" + min + ", " + max + "], got " + seconds : null;
+    }
+
     public ReporterSettings {
         Objects.requireNonNull(outDir, "outDir");
         if (!(ttftSloS > 0) || !(tpotSloS > 0)) {
