@@ -401,6 +401,62 @@ class ModelsTest {
     }
 
     @Test
+    void aShiftOverTheBoundIsReportedButNotReAnchoredOnSoItsStepsAndWhatFollowsStayFlagged() {
+        // as on hold-out faults2-407: a throttle longer than the drift window (1,866 steps at 1.58x), 224 healthy steps,
+        // then a 1.72x contention; re-anchored on the throttle, its last 553 steps and the whole contention went unflagged
+        SplittableRandom rng = new SplittableRandom(407);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        int id = 0;
+        for (; id < 4_000; id++) {
+            m.assess(Steps.step(rng, "i", id, id * STEP_NS, Steps.Noise.LOGNORMAL, 1.0));
+        }
+        int drifts = 0;
+        int throttleEndFlagged = 0;
+        int contentionFlagged = 0;
+        int healthyBetweenFlagged = 0;
+        for (int i = 0; i < 2_450; i++, id++) { // a 1,900-step throttle, 200 healthy steps, a 350-step contention
+            double slow = i < 1_900 ? 1.6 : i < 2_100 ? 1.0 : 1.7;
+            Assessment a = m.assess(Steps.step(rng, "i", id, id * STEP_NS, Steps.Noise.LOGNORMAL, slow));
+            drifts += a.drift() != null ? 1 : 0;
+            boolean flagged = a.verdict() == Verdict.OUTLIER;
+            throttleEndFlagged += i >= 1_500 && i < 1_900 && flagged ? 1 : 0;
+            healthyBetweenFlagged += i >= 1_900 && i < 2_100 && flagged ? 1 : 0;
+            contentionFlagged += i >= 2_100 && flagged ? 1 : 0;
+        }
+        assertThat(drifts).as("the throttle fills the drift window: reported, as the watch cannot tell it from a regression").isEqualTo(1);
+        assertThat(throttleEndFlagged).as("the throttle's last 400 steps, after the report").isGreaterThanOrEqualTo(396);
+        assertThat(contentionFlagged).as("the contention after it").isGreaterThanOrEqualTo(346);
+        assertThat(healthyBetweenFlagged).as("the healthy steps between them").isLessThan(3);
+        assertThat(m.driftRatio()).as("the model's level where it was").isBetween(0.95, 1.05);
+    }
+
+    @Test
+    void aShiftOverTheBoundThatGoesOnStandingIsReportedOnceAndStaysFlagged() {
+        SplittableRandom rng = new SplittableRandom(11);
+        List<StepRecord> steps = new ArrayList<>();
+        for (int i = 0; i < 14_000; i++) {
+            steps.add(Steps.step(rng, "i", i, i * STEP_NS, Steps.Noise.LOGNORMAL, i >= 4_000 ? 1.8 : 1.0));
+        }
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        List<Integer> reportedAt = new ArrayList<>();
+        int flaggedLast1000 = 0;
+        for (int i = 0; i < steps.size(); i++) {
+            Assessment a = m.assess(steps.get(i));
+            if (a.drift() != null) {
+                reportedAt.add(i);
+                assertThat(a.drift().sinceNs()).as("names when it began").isBetween(3_800 * STEP_NS, 4_200 * STEP_NS);
+                assertThat(a.drift().ratio()).isBetween(1.65, 1.95);
+            }
+            flaggedLast1000 += i >= 13_000 && a.verdict() == Verdict.OUTLIER ? 1 : 0;
+        }
+        assertThat(reportedAt).as("one report for 10,000 steps of it, within 2,000 steps of its start").hasSize(1);
+        assertThat(reportedAt.get(0)).isBetween(4_000, 6_000);
+        assertThat(flaggedLast1000).as("every step 1.8x its healthy cost, 9,000 steps on").isGreaterThanOrEqualTo(990);
+        assertThat(judgedRestoredEvery(steps, 37, new HashMap<>())).as("restored every 37 steps")
+                .isEqualTo(judgedRestoredEvery(steps, Integer.MAX_VALUE, new HashMap<>()));
+    }
+
+    @Test
     void aThousandStepSlowdownIsStillFlaggedAtItsEndAndRaisesNoDrift() {
         SplittableRandom rng = new SplittableRandom(8);
         RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
