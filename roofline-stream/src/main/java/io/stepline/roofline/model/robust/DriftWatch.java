@@ -19,7 +19,8 @@ import java.util.List;
  *
  * <p>After an alarm the model is re-anchored on the shift; for {@link #watchEnd the next blocks} the
  * watch also looks for the shift to end: {@link #END_BLOCKS} blocks in a row whose median step runs
- * {@link Settings#minRatio} below the re-anchored model say it was a long episode (a throttle of 1,100
+ * {@link Settings#minRatio} below the re-anchored model (or one block half a large shift below it:
+ * {@link #END_BLOCK_SHARE}) say it was a long episode (a throttle of 1,100
  * steps with a contention 57 steps after it filled the window on validation seed 301), and the alarm
  * returned then, with a ratio under 1, undoes the re-anchoring.
  *
@@ -80,6 +81,14 @@ public final class DriftWatch {
     static final double NEWEST_BLOCK_AGREEMENT = Math.log(1.15);
     /** Blocks in a row running below the re-anchored model that say the shift an alarm re-anchored on has ended. */
     static final int END_BLOCKS = 3;
+    /**
+     * One block whose median step runs this share of a re-anchored shift below the model says it has ended too, for a
+     * shift large enough that this share is itself at least {@link Settings#minRatio}: steps back at the level before
+     * a 1.49x shift run a third below the re-anchored model, far outside any block's spread. Three blocks took 300-399
+     * steps, and a contention 333 steps after a 1.49x throttle ended began under the re-anchored bound, 248 of its
+     * steps and all 274 of the next one's unflagged (validation variant {@code faults2} seed 801, docs/BENCHMARKS.md).
+     */
+    static final double END_BLOCK_SHARE = 0.5;
 
     private final Settings s;
     private final int elevatedQ;
@@ -171,10 +180,21 @@ public final class DriftWatch {
     }
 
     /**
-     * The last {@link #END_BLOCKS} blocks ran the minimum ratio below the model: the shift has ended, by their
-     * median block's drop, at most the whole shift. Null otherwise.
+     * The last {@link #END_BLOCKS} blocks ran the minimum ratio below the model, or the last one half the shift
+     * ({@link #END_BLOCK_SHARE}): the shift has ended, by their median block's drop (that block's), at most the
+     * whole shift. Null otherwise.
      */
     private Alarm shiftEnded() {
+        if (!full.isEmpty() && END_BLOCK_SHARE * watchShiftLog * QUANTUM >= medianElevatedQ) {
+            int last = full.get(full.size() - 1)[1];
+            if (last <= -END_BLOCK_SHARE * watchShiftLog * QUANTUM) {
+                double drop = Math.max(last / QUANTUM, -watchShiftLog);
+                long since = fullStart.get(full.size() - 1);
+                watchBlocks = 0;
+                reset();
+                return new Alarm(Math.exp(drop), since);
+            }
+        }
         if (full.size() < END_BLOCKS) {
             return null;
         }

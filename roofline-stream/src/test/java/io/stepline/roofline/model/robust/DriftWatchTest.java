@@ -32,19 +32,13 @@ class DriftWatchTest {
 
     @Test
     void aShiftThatEndsWhileItsAlarmIsWatchedIsUndoneByTheDropAtMostTheShift() {
-        DriftWatch w = new DriftWatch(DriftWatch.Settings.defaults());
-        w.watchEnd(1.6, 2_000);
-        assertThat(w.watchingEnd()).isTrue();
-        DriftWatch.Alarm end = null;
-        int at = -1;
-        for (int i = 0; i < 400 && end == null; i++) { // the re-anchored model is 1.6x too high: steps run at 1/1.6 of it
-            end = w.observe(-Math.log(1.6), i * STEP_NS, true, 0);
-            at = i;
-        }
-        assertThat(end).isNotNull();
-        assertThat(at).as("after three blocks").isEqualTo(3 * DriftWatch.Settings.DEFAULT_BLOCK_STEPS - 1);
-        assertThat(end.ratio()).isCloseTo(1 / 1.6, org.assertj.core.data.Offset.offset(0.01));
-        assertThat(w.watchingEnd()).isFalse();
+        // the re-anchored model is 1.6x too high: steps back at the level before run at 1/1.6 of it, half the shift
+        // and more below it, which one block shows (END_BLOCK_SHARE)
+        assertEnded(1.6, 1 / 1.6, 1);
+        // 1.15x below a 1.6x shift: less than half of it, three blocks
+        assertEnded(1.6, 1 / 1.15, 3);
+        // a shift whose half is under the minimum ratio: three blocks whatever the drop
+        assertEnded(1.15, 1 / 1.15, 3);
 
         DriftWatch deeper = new DriftWatch(DriftWatch.Settings.defaults());
         deeper.watchEnd(1.2, 2_000);
@@ -54,6 +48,23 @@ class DriftWatchTest {
         }
         assertThat(capped).isNotNull();
         assertThat(capped.ratio()).isCloseTo(1 / 1.2, org.assertj.core.data.Offset.offset(1e-9));
+    }
+
+    private static void assertEnded(double shift, double stepRatio, int blocks) {
+        DriftWatch w = new DriftWatch(DriftWatch.Settings.defaults());
+        w.watchEnd(shift, 2_000);
+        assertThat(w.watchingEnd()).isTrue();
+        DriftWatch.Alarm end = null;
+        int at = -1;
+        for (int i = 0; i < 400 && end == null; i++) {
+            end = w.observe(Math.log(stepRatio), i * STEP_NS, true, 0);
+            at = i;
+        }
+        assertThat(end).as("%.2fx shift, steps at %.3f", shift, stepRatio).isNotNull();
+        assertThat(at).as("%.2fx shift, steps at %.3f: after %d blocks", shift, stepRatio, blocks)
+                .isEqualTo(blocks * DriftWatch.Settings.DEFAULT_BLOCK_STEPS - 1);
+        assertThat(end.ratio()).isCloseTo(stepRatio, org.assertj.core.data.Offset.offset(0.01));
+        assertThat(w.watchingEnd()).isFalse();
     }
 
     @Test
