@@ -23,13 +23,18 @@ import org.apache.kafka.common.TopicPartition;
  * "Up to its verdict of S" is taken per step id ({@link StepWatermark}): the detector may judge an
  * instance's steps a little out of order.
  *
- * <p>The one window this cannot see: a dead transaction's abort markers reach the verdicts partition a
- * moment before the anomalies partition, and the snapshot falls between the two.
+ * <p>Except that the broker writes a transaction's markers to its partitions in turn: between the verdicts
+ * partition's and the anomalies partition's, the verdict of S can be read while the anomalies partition's last
+ * stable offset still lies before S's anomaly. For anomalies the verdict itself tells: an OUTLIER verdict has one,
+ * and the mark stays below a step whose anomaly has not been read ({@link AwaitedAnomalies}). The window remains for
+ * retained kernel batches and sustained regressions, which no verdict announces.
  */
 final class ReadThrough {
     private final Set<String> topics;
     /** Per instance, the step up to which its verdicts have been read. */
     private final Map<String, StepWatermark> verdicts = new HashMap<>();
+    /** Per instance, the steps judged OUTLIER whose anomaly has not been read: the mark stays below them. */
+    private final Map<String, AwaitedAnomalies> awaited = new HashMap<>();
     private boolean moved;
     private Map<String, Long> pendingSteps;
     private Map<TopicPartition, Long> pendingEnds;
@@ -39,9 +44,18 @@ final class ReadThrough {
         this.topics = Set.copyOf(topics);
     }
 
-    /** A verdict was read and handed to the reporter. */
-    void verdict(String instance, long stepId) {
-        verdicts.computeIfAbsent(instance, k -> new StepWatermark(StepWatermark.DEFAULT_SKIP_AFTER)).add(stepId);
+    /** A verdict was read and handed to the reporter; {@code outlier}: it was OUTLIER (an anomaly of its step exists). */
+    void verdict(String instance, long stepId, boolean outlier) {
+        StepWatermark w = verdicts.computeIfAbsent(instance, k -> new StepWatermark(StepWatermark.DEFAULT_SKIP_AFTER));
+        boolean passed = w.started() && stepId <= w.mark(); // read again after partitions came back: long read through
+        w.add(stepId);
+        awaited.computeIfAbsent(instance, k -> new AwaitedAnomalies(StepWatermark.DEFAULT_SKIP_AFTER)).verdict(stepId, outlier && !passed);
+        moved = true;
+    }
+
+    /** An OUTLIER anomaly was read and handed to the reporter. */
+    void anomaly(String instance, long stepId) {
+        awaited.computeIfAbsent(instance, k -> new AwaitedAnomalies(StepWatermark.DEFAULT_SKIP_AFTER)).anomaly(stepId);
         moved = true;
     }
 
@@ -59,7 +73,7 @@ final class ReadThrough {
         if (pendingEnds == null && moved) {
             // the steps first, then the offsets: the offsets must be asked for after those verdicts were read
             Map<String, Long> marks = new HashMap<>();
-            verdicts.forEach((instance, w) -> marks.put(instance, w.mark()));
+            verdicts.forEach((instance, w) -> marks.put(instance, awaited.get(instance).cap(w.mark())));
             pendingSteps = marks;
             moved = false;
             pendingEnds = new HashMap<>(consumer.endOffsets(tracked(consumer.assignment())));
@@ -71,6 +85,7 @@ final class ReadThrough {
     void reset() {
         pendingEnds = null;
         pendingSteps = null;
+        awaited.values().forEach(AwaitedAnomalies::clear);
         moved = !verdicts.isEmpty();
     }
 

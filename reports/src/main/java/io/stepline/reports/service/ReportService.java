@@ -414,6 +414,9 @@ public final class ReportService implements AutoCloseable {
             hold(r, a.getInstanceId(), a.getStartUnixNano(), false);
             heard(r, a.getInstanceId());
             reporter.accept(a);
+            if (a.getKind() == io.stepline.events.AnomalyKind.OUTLIER && a.getStepId() != null) {
+                readThrough.anomaly(a.getInstanceId(), a.getStepId());
+            }
         } else if (t.equals(Topics.KERNELS_RETAINED.topicName())) {
             io.stepline.events.RetainedKernelBatch k = EventSerdes.RETAINED_KERNELS.decode(r.value());
             hold(r, k.getBatch().getInstanceId(), IncidentReporter.firstKernelNs(k.getBatch()), k.getBaseline());
@@ -428,7 +431,7 @@ public final class ReportService implements AutoCloseable {
             io.stepline.events.StepVerdict v = EventSerdes.VERDICT.decode(r.value());
             heard(r, v.getInstanceId());
             reporter.accept(v);
-            readThrough.verdict(v.getInstanceId(), v.getStepId());
+            readThrough.verdict(v.getInstanceId(), v.getStepId(), v.getVerdict() == io.stepline.events.Verdict.OUTLIER);
         } else if (t.equals(Topics.ROOFLINES.topicName())) {
             reporter.accept(EventSerdes.ROOFLINE.decode(r.value()));
         }
