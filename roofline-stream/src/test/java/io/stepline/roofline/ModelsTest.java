@@ -376,11 +376,8 @@ class ModelsTest {
         // as on validation seed 301 (a 1,138-step 1.61x throttle, 57 healthy steps, then a 2x contention): the episodes
         // fill the drift window and re-anchor the model 1.6x high, so that later faults ran under the bound
         SplittableRandom rng = new SplittableRandom(301);
-        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
-        int id = 0;
-        for (; id < 4_000; id++) {
-            m.assess(Steps.step(rng, "i", id, id * STEP_NS, Steps.Noise.LOGNORMAL, 1.0));
-        }
+        RobustRoofline m = afterHealthySteps(rng, HEALTHY_STEPS);
+        int id = HEALTHY_STEPS;
         int drifts = 0;
         for (int i = 0; i < 1_500; i++, id++) { // a 1,300-step throttle, 40 healthy steps, a 160-step contention
             double slow = i < 1_300 ? 1.6 : i < 1_340 ? 1.0 : 2.0;
@@ -405,11 +402,8 @@ class ModelsTest {
         // as on hold-out faults2-407: a throttle longer than the drift window (1,866 steps at 1.58x), 224 healthy steps,
         // then a 1.72x contention; re-anchored on the throttle, its last 553 steps and the whole contention went unflagged
         SplittableRandom rng = new SplittableRandom(407);
-        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
-        int id = 0;
-        for (; id < 4_000; id++) {
-            m.assess(Steps.step(rng, "i", id, id * STEP_NS, Steps.Noise.LOGNORMAL, 1.0));
-        }
+        RobustRoofline m = afterHealthySteps(rng, HEALTHY_STEPS);
+        int id = HEALTHY_STEPS;
         int drifts = 0;
         int throttleEndFlagged = 0;
         int contentionFlagged = 0;
@@ -766,6 +760,18 @@ class ModelsTest {
     }
 
     /** Each step's {@link #judged} form, the model restored from {@code store} after every {@code every} steps. */
+    /** Healthy steps a model is trained on before the episodes of a test begin. */
+    private static final int HEALTHY_STEPS = 4_000;
+
+    /** A default robust model after {@code n} healthy steps of instance "i" (ids 0 to n - 1, one STEP_NS apart). */
+    private static RobustRoofline afterHealthySteps(SplittableRandom rng, int n) {
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        for (int id = 0; id < n; id++) {
+            m.assess(Steps.step(rng, "i", id, id * STEP_NS, Steps.Noise.LOGNORMAL, 1.0));
+        }
+        return m;
+    }
+
     private static List<String> judgedRestoredEvery(List<StepRecord> steps, int every, Map<String, ByteBuffer> store) {
         RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
         List<String> got = new ArrayList<>();

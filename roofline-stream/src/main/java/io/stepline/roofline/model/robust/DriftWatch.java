@@ -185,15 +185,9 @@ public final class DriftWatch {
      * whole shift. Null otherwise.
      */
     private Alarm shiftEnded() {
-        if (!full.isEmpty() && END_BLOCK_SHARE * watchShiftLog * QUANTUM >= medianElevatedQ) {
-            int last = full.get(full.size() - 1)[1];
-            if (last <= -END_BLOCK_SHARE * watchShiftLog * QUANTUM) {
-                double drop = Math.max(last / QUANTUM, -watchShiftLog);
-                long since = fullStart.get(full.size() - 1);
-                watchBlocks = 0;
-                reset();
-                return new Alarm(Math.exp(drop), since);
-            }
+        if (!full.isEmpty() && END_BLOCK_SHARE * watchShiftLog * QUANTUM >= medianElevatedQ
+                && full.get(full.size() - 1)[1] <= -END_BLOCK_SHARE * watchShiftLog * QUANTUM) {
+            return ended(full.get(full.size() - 1)[1], 1);
         }
         if (full.size() < END_BLOCKS) {
             return null;
@@ -206,8 +200,13 @@ public final class DriftWatch {
             }
         }
         Arrays.sort(medians);
-        double drop = Math.max(medians[END_BLOCKS / 2] / QUANTUM, -watchShiftLog);
-        long since = fullStart.get(full.size() - END_BLOCKS);
+        return ended(medians[END_BLOCKS / 2], END_BLOCKS);
+    }
+
+    /** The watched shift ended {@code blocks} blocks ago, by a median block of {@code medianQ}: the alarm that undoes it. */
+    private Alarm ended(int medianQ, int blocks) {
+        double drop = Math.max(medianQ / QUANTUM, -watchShiftLog);
+        long since = fullStart.get(full.size() - blocks);
         watchBlocks = 0;
         reset();
         return new Alarm(Math.exp(drop), since);
