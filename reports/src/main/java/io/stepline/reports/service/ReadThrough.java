@@ -49,13 +49,13 @@ final class ReadThrough {
         StepWatermark w = verdicts.computeIfAbsent(instance, k -> new StepWatermark(StepWatermark.DEFAULT_SKIP_AFTER));
         boolean passed = w.started() && stepId <= w.mark(); // read again after partitions came back: long read through
         w.add(stepId);
-        awaited.computeIfAbsent(instance, k -> new AwaitedAnomalies(StepWatermark.DEFAULT_SKIP_AFTER)).verdict(stepId, outlier && !passed);
+        awaitedOf(instance).verdict(stepId, outlier && !passed);
         moved = true;
     }
 
     /** An OUTLIER anomaly was read and handed to the reporter. */
     void anomaly(String instance, long stepId) {
-        awaited.computeIfAbsent(instance, k -> new AwaitedAnomalies(StepWatermark.DEFAULT_SKIP_AFTER)).anomaly(stepId);
+        awaitedOf(instance).anomaly(stepId);
         moved = true;
     }
 
@@ -73,12 +73,16 @@ final class ReadThrough {
         if (pendingEnds == null && moved) {
             // the steps first, then the offsets: the offsets must be asked for after those verdicts were read
             Map<String, Long> marks = new HashMap<>();
-            verdicts.forEach((instance, w) -> marks.put(instance, awaited.get(instance).cap(w.mark())));
+            verdicts.forEach((instance, w) -> marks.put(instance, awaitedOf(instance).cap(w.mark())));
             pendingSteps = marks;
             moved = false;
             pendingEnds = new HashMap<>(consumer.endOffsets(tracked(consumer.assignment())));
         }
         return done;
+    }
+
+    private AwaitedAnomalies awaitedOf(String instance) {
+        return awaited.computeIfAbsent(instance, k -> new AwaitedAnomalies(StepWatermark.DEFAULT_SKIP_AFTER));
     }
 
     /** Partitions were revoked: their positions no longer say anything, start again with the next verdicts. */

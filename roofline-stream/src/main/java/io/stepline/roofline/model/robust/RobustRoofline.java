@@ -426,7 +426,7 @@ public final class RobustRoofline implements LatencyDetector {
         DriftWatch.Onset onset = levelMoved ? drift.onset() : drift.alarmOnset();
         level.onAlarm(alarm, levelMoved);
         fitChanged = true;
-        if (reportedAtStep >= 0 && steps - reportedAtStep < FOLLOW_STEPS) {
+        if (followingReport()) {
             return null;
         }
         reportedAtStep = steps;
@@ -442,13 +442,18 @@ public final class RobustRoofline implements LatencyDetector {
 
     /** A shift left standing ({@link #STANDING_SHIFT_SIGMAS}): reported once while it stands, not re-anchored on. */
     private Assessment.Drift leaveStanding(DriftWatch.Alarm alarm) {
-        boolean standing = reportedAtStep >= 0 && steps - reportedAtStep < FOLLOW_STEPS;
+        boolean standing = followingReport();
         reportedAtStep = steps;
         fitChanged = true;
         if (standing) {
             return null;
         }
         return report(alarm, drift.alarmOnset());
+    }
+
+    /** Within {@link #FOLLOW_STEPS} of the last reported sustained regression: a further alarm is not reported. */
+    private boolean followingReport() {
+        return reportedAtStep >= 0 && steps - reportedAtStep < FOLLOW_STEPS;
     }
 
     /** The bound of a step in known work now: the instance's tail, within the settings' maximum. */
@@ -474,7 +479,7 @@ public final class RobustRoofline implements LatencyDetector {
             return null;
         }
         prefillShift.watchEnd(alarm.ratio(), FOLLOW_STEPS);
-        if (reportedAtStep >= 0 && steps - reportedAtStep < FOLLOW_STEPS) {
+        if (followingReport()) {
             return null;
         }
         reportedAtStep = steps;
