@@ -128,6 +128,65 @@ class ModelLevelTest {
         assertThat(followedAt).isBetween(50, 100);
     }
 
+    /**
+     * One decode step of a producer without the KV context, costing {@code cost} of the fit, judged against the
+     * batch level with a 1.4x bound; {@code prefillShare} of its expected cost is prefill. Returns whether it was flagged.
+     */
+    private static boolean judge(ModelLevel l, double bx, double cost, double prefillShare, boolean known) {
+        double batchHere = l.batchAt(bx);
+        double logRatio = Math.log(cost / l.of(prefillShare, batchHere));
+        boolean outlier = logRatio > Math.log(1.4);
+        boolean latched = l.latch(outlier, logRatio, LEARN_LOG, prefillShare);
+        l.learn(outlier, known, latched, bx, batchHere, prefillShare, logRatio, LEARN_LOG);
+        return outlier;
+    }
+
+    private static ModelLevel withoutContextAfterCalmSteps() {
+        ModelLevel l = new ModelLevel();
+        l.noteWork(0, 40);
+        for (int i = 0; i < 500; i++) {
+            judge(l, BatchLevel.x(40), 1, 0, true);
+        }
+        return l;
+    }
+
+    @Test
+    void theContextGrownUnderAThrottleInNewWorkIsFollowedNetOfTheSlowdown() {
+        // validation short set 101's log instance: a 1.55x throttle of 1,000 steps, the load moving into cells the
+        // model did not know, the unreported context growing 1.6x under it; after the throttle, clean steps ran 1.65x
+        ModelLevel l = withoutContextAfterCalmSteps();
+        double bx = BatchLevel.x(40);
+        int flagged = 0;
+        for (int i = 0; i < 1_000; i++) {
+            double context = 1 + 0.6 * i / 1_000.0;
+            flagged += judge(l, bx, 1.55 * context, 0, i < 20) ? 1 : 0;
+        }
+        assertThat(flagged).isGreaterThan(950); // the throttle stays flagged to its end
+        assertThat(l.batchAt(bx)).isCloseTo(1.6, within(0.1)); // and the context under it was followed
+        int after = 0;
+        for (int i = 0; i < 100; i++) {
+            after += judge(l, bx, 1.6, 0, false) ? 1 : 0;
+        }
+        assertThat(after).isZero();
+    }
+
+    @Test
+    void aContextSurgeInNewWorkTeachesTheBatchLevel() {
+        // decode steps jump 1.6x within a few steps while prefill-heavy ones do not move: a surge of the unreported
+        // context (EpisodeLatch), whose steps teach the batch level even in cells the model does not know yet
+        ModelLevel l = withoutContextAfterCalmSteps();
+        double bx = BatchLevel.x(40);
+        int lastFlag = -1;
+        for (int i = 0; i < 400; i++) {
+            boolean prefillHeavy = i % 5 == 4;
+            if (judge(l, bx, prefillHeavy ? 1.0 : 1.6, prefillHeavy ? 0.8 : 0, false) && !prefillHeavy) {
+                lastFlag = i;
+            }
+        }
+        assertThat(lastFlag).isBetween(0, 100);
+        assertThat(l.batchAt(bx)).isCloseTo(1.6, within(0.1));
+    }
+
     @Test
     void theStateRoundTripsAndSaysWhenTheFitPartChanged() {
         ModelLevel l = withContext();
