@@ -260,7 +260,8 @@ class ModelsTest {
             Assessment a = m.assess(Steps.step(rng, "i", i, i * STEP_NS, Steps.Noise.LOGNORMAL, slow));
             if (a.drift() != null) {
                 drifts.add(a.drift());
-                assertThat(i).as("reported within 2,000 steps").isBetween(8_000, 10_000);
+                // under the bound, no step of it flagged: found after DriftWatch.QUICK_BLOCKS blocks, not the whole window
+                assertThat(i).as("reported within 1,000 steps").isBetween(8_000, 9_000);
                 assertThat(a.drift().sinceNs()).as("names when it began").isBetween(7_800 * STEP_NS, 8_200 * STEP_NS);
             }
         }

@@ -12,7 +12,9 @@ import java.util.List;
  * the shift is sustained: the alarm gives its size (the median of the blocks' medians) and when it
  * began (the first block of the trailing run of elevated blocks). The window is longer than the longest transient slowdown the
  * detector must keep flagging (a clock throttle of a thousand steps fills at most 2/3 of it), and
- * short enough to raise the alarm within 2,000 steps.
+ * short enough to raise the alarm within 2,000 steps. A shift that stands under the step bound is found
+ * sooner, after {@link #QUICK_BLOCKS} elevated blocks: the bound does not flag its steps, so no transient
+ * slowdown the detector must keep flagging looks like it, and the watch is all that can find it.
  *
  * <p>What the alarm reports is measured against the level's anchor ({@link #onset}): the model's level
  * follows part of a regression within a few hundred steps, which the residuals alone no longer show.
@@ -89,6 +91,15 @@ public final class DriftWatch {
      * steps and all 274 of the next one's unflagged (validation variant {@code faults2} seed 801, docs/BENCHMARKS.md).
      */
     static final double END_BLOCK_SHARE = 0.5;
+    /**
+     * Elevated blocks in a row after which a shift under the step bound is sustained (see {@link #observe}). With the
+     * whole window, a regression had to last about 1,300 steps to be found (median delay 1,289 steps for the 1.22x
+     * regressions of 64 validation-style sets), and five that began in the last third of 4,000-step traces were not
+     * (docs/BENCHMARKS.md, 2026-11-27 evening); with 8 blocks four of them were, at a median delay of 790 steps, and
+     * no other alarm, flag or false positive moved on the 73 sets. 6 blocks raised two false alarms; 10 gave the same
+     * alarms as 8, later.
+     */
+    static final int QUICK_BLOCKS = 8;
 
     private final Settings s;
     private final int elevatedQ;
@@ -123,12 +134,19 @@ public final class DriftWatch {
     /** The onset of the shift the last alarm reported (null if none, or the alarm had no onset). */
     private Onset alarmOnset;
 
+    /** {@link #observe(double, long, boolean, double, double)} of a watch that knows no step bound: the whole window only. */
+    public Alarm observe(double logResidual, long startNs, boolean forTail, double levelRiseLog) {
+        return observe(logResidual, startNs, forTail, levelRiseLog, Double.NaN);
+    }
+
     /**
      * Takes one judged step's log(latency / expected), and whether it counts for the tail; returns an
      * alarm when a sustained shift is found. {@code levelRiseLog}: log of the model level over its anchor
      * now, which a completed block keeps so that its residuals can be read against the anchor.
+     * {@code quickBelowLog}: log of the step bound now; a shift under it is sustained after {@link #QUICK_BLOCKS}
+     * elevated blocks (NaN: never before the whole window).
      */
-    public Alarm observe(double logResidual, long startNs, boolean forTail, double levelRiseLog) {
+    public Alarm observe(double logResidual, long startNs, boolean forTail, double levelRiseLog, double quickBelowLog) {
         completed = null;
         alarmOnset = null;
         if (Double.isNaN(logResidual)) {
@@ -165,7 +183,7 @@ public final class DriftWatch {
                 return end;
             }
         }
-        return check();
+        return check(quickBelowLog);
     }
 
     /** The model was re-anchored on a shift by {@code ratio}: for the next {@code steps} steps, watch for it to end. */
@@ -212,9 +230,9 @@ public final class DriftWatch {
         return new Alarm(Math.exp(drop), since);
     }
 
-    private Alarm check() {
+    private Alarm check(double quickBelowLog) {
         if (full.size() < s.blocks()) {
-            return null;
+            return quick(quickBelowLog);
         }
         int elevated = 0;
         int elevatedBlocks = 0;
@@ -231,8 +249,31 @@ public final class DriftWatch {
         boolean sustained = elevated >= s.minElevatedShare() * s.blocks() * s.blockSteps()
                 || elevatedBlocks >= Math.ceil(s.minElevatedShare() * s.blocks());
         if (!sustained || shift < Math.log(s.minRatio())) {
+            return quick(quickBelowLog);
+        }
+        return alarm(shift);
+    }
+
+    /** The last {@link #QUICK_BLOCKS} blocks all elevated, by a shift (their median block's) under {@code quickBelowLog}. */
+    private Alarm quick(double quickBelowLog) {
+        if (!(quickBelowLog > 0) || full.size() < QUICK_BLOCKS) {
             return null;
         }
+        int[] medians = new int[QUICK_BLOCKS];
+        for (int i = 0; i < QUICK_BLOCKS; i++) {
+            int[] block = full.get(full.size() - 1 - i);
+            if (!blockElevated(block)) {
+                return null;
+            }
+            medians[i] = block[1];
+        }
+        Arrays.sort(medians);
+        double shift = medians[QUICK_BLOCKS / 2] / QUANTUM;
+        return shift >= Math.log(s.minRatio()) && shift < quickBelowLog ? alarm(shift) : null;
+    }
+
+    /** The alarm of a sustained shift by {@code exp(shift)}, unless the newest block stands apart from it; forgets the window. */
+    private Alarm alarm(double shift) {
         if (Math.abs(full.get(full.size() - 1)[1] / QUANTUM - shift) > NEWEST_BLOCK_AGREEMENT) {
             return null; // the newest block stands apart: an episode begun on top of the window's (or ended), not the shift now
         }

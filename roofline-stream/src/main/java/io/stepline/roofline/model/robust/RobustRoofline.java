@@ -390,7 +390,10 @@ public final class RobustRoofline implements LatencyDetector {
      * and the alarm returned for the verdict.
      */
     private Assessment.Drift watchDrift(double logRatio, long startNs, boolean forTail, double prefillLog) {
-        DriftWatch.Alarm alarm = drift.observe(logRatio, startNs, forTail, level.riseLog());
+        // a shift under the bound of a step in known work is found sooner (DriftWatch.QUICK_BLOCKS); not for producers
+        // without the KV context, whose batch level follows the context's drift and what lies under the bound with it
+        double quickBelowLog = level.byBatch() ? Double.NaN : Math.log(stepBound());
+        DriftWatch.Alarm alarm = drift.observe(logRatio, startNs, forTail, level.riseLog(), quickBelowLog);
         if (drift.completedBlock() || alarm != null) {
             // the tail learns a block at a time, from the drift block's quantised residuals: the per-step state stays small;
             // a completed block changes the drift watch's blocks, which the fit part of the state holds, even when

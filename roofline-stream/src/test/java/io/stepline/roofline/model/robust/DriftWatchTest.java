@@ -31,6 +31,35 @@ class DriftWatchTest {
     }
 
     @Test
+    void aShiftUnderTheStepBoundIsFoundAfterQuickBlocksOneAboveItAfterTheWholeWindow() {
+        double bound = Math.log(1.35);
+        // a 1.22x regression under a 1.35x bound: no step of it is flagged, the watch alone finds it
+        assertThat(stepsToAlarm(1.22, bound)).isEqualTo(DriftWatch.QUICK_BLOCKS * DriftWatch.Settings.DEFAULT_BLOCK_STEPS - 1);
+        assertThat(stepsToAlarm(1.22, Double.NaN)).as("no bound given: the whole window")
+                .isGreaterThanOrEqualTo(13 * DriftWatch.Settings.DEFAULT_BLOCK_STEPS - 1);
+        // a 1.6x slowdown over the bound is flagged step by step: a throttle of 1,200 steps raises no alarm
+        assertThat(stepsToAlarm(1.6, bound)).isGreaterThan(1_200);
+    }
+
+    /** Steps from the start of a shift by {@code ratio} (spread 3%) to the alarm, given the step bound's log. */
+    private static int stepsToAlarm(double ratio, double quickBelowLog) {
+        DriftWatch w = new DriftWatch(DriftWatch.Settings.defaults());
+        SplittableRandom rng = new SplittableRandom(7);
+        for (int i = 0; i < 1_000; i++) {
+            assertThat(w.observe(rng.nextGaussian() * 0.03, i * STEP_NS, true, 0, quickBelowLog)).isNull();
+        }
+        for (int i = 0; i < 3_000; i++) {
+            DriftWatch.Alarm a = w.observe(Math.log(ratio) + rng.nextGaussian() * 0.03, (1_000 + i) * STEP_NS, true, 0, quickBelowLog);
+            if (a != null) {
+                assertThat(a.ratio()).isCloseTo(ratio, org.assertj.core.data.Offset.offset(0.03));
+                assertThat(a.sinceNs()).isEqualTo(1_000 * STEP_NS);
+                return i;
+            }
+        }
+        return Integer.MAX_VALUE;
+    }
+
+    @Test
     void aShiftThatEndsWhileItsAlarmIsWatchedIsUndoneByTheDropAtMostTheShift() {
         // the re-anchored model is 1.6x too high: steps back at the level before run at 1/1.6 of it, half the shift
         // and more below it, which one block shows (END_BLOCK_SHARE)
