@@ -231,6 +231,44 @@ class ModelsTest {
     }
 
     @Test
+    void aYoungModelRefitsEvery64StepsThenAtItsInterval() {
+        SplittableRandom rng = new SplittableRandom(8);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        List<Integer> refits = new ArrayList<>();
+        for (int i = 0; i < 2_000; i++) {
+            if (m.assess(Steps.step(rng, "i", i, i * STEP_NS, Steps.Noise.LOGNORMAL, 1.0)).refitted()) {
+                refits.add(i + 1); // steps seen at the refit
+            }
+        }
+        assertThat(refits.get(0)).isEqualTo(RobustRoofline.Settings.DEFAULT_BOOTSTRAP_STEPS);
+        for (int k = 1; k < refits.size(); k++) {
+            int gap = refits.get(k) - refits.get(k - 1);
+            assertThat(gap).as("refit at %d steps", refits.get(k))
+                    .isEqualTo(refits.get(k - 1) + RobustRoofline.YOUNG_REFIT_EVERY < RobustRoofline.YOUNG_STEPS ? RobustRoofline.YOUNG_REFIT_EVERY
+                            : RobustRoofline.Settings.DEFAULT_REFIT_EVERY);
+        }
+        assertThat(refits.get(refits.size() - 1)).isGreaterThan(1_500);
+    }
+
+    @Test
+    void aModelWarmedUpThroughAThrottleCatchesUpSoonEnoughToFlagAContentionAfterIt() {
+        // half the 200 warm-up steps ran 1.6x, and the throttle went on 200 steps past the first fit: that fit stands
+        // high until healthy steps replace the throttle's in the cells and a refit takes them in; a 1.8x contention
+        // 160 steps after the throttle. Refitted only every 256 steps, 330 of its 500 steps (five seeds) were flagged.
+        int flagged = 0;
+        for (long seed = 1; seed <= 5; seed++) {
+            SplittableRandom rng = new SplittableRandom(seed);
+            RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+            for (int i = 0; i < 1_000; i++) {
+                double slow = i >= 100 && i < 400 ? 1.6 : i >= 560 && i < 660 ? 1.8 : 1.0;
+                boolean out = m.assess(Steps.step(rng, "i", i, i * STEP_NS, Steps.Noise.LOGNORMAL, slow)).verdict() == Verdict.OUTLIER;
+                flagged += out && slow == 1.8 ? 1 : 0;
+            }
+        }
+        assertThat(flagged).as("the contention's steps flagged, five seeds").isGreaterThanOrEqualTo(400);
+    }
+
+    @Test
     void faultEpisodesDoNotDragTheModelUp() {
         SplittableRandom rng = new SplittableRandom(3);
         RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
