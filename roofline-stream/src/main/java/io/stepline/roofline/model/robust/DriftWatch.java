@@ -96,8 +96,8 @@ public final class DriftWatch {
      * whole window, a regression had to last about 1,300 steps to be found (median delay 1,289 steps for the 1.22x
      * regressions of 64 validation-style sets), and five that began in the last third of 4,000-step traces were not
      * (docs/BENCHMARKS.md, 2026-11-27 evening); with 8 blocks four of them were, at a median delay of 790 steps, and
-     * no other alarm, flag or false positive moved on the 73 sets. 6 blocks raised two false alarms; 10 gave the same
-     * alarms as 8, later.
+     * step recall and false positives moved on one of the 73 sets (a false alarm came sooner, and the false positives
+     * that had followed it went). 6 blocks raised two more false alarms; 10 gave the same alarms as 8, later.
      */
     static final int QUICK_BLOCKS = 8;
 

@@ -152,6 +152,19 @@ public final class RobustRoofline implements LatencyDetector {
      */
     static final int FOLLOW_STEPS = 2_000;
     /**
+     * Steps between refits while the instance is young ({@link #YOUNG_STEPS}): a model fitted on a first window that
+     * a fault ran through, or that covered little of the instance's work, holds it for a whole refit interval, and a
+     * sampled producer (half its steps traced, a quarter judged) takes a thousand steps to reach the next refit. On a
+     * 4,000-step trace whose sampled instance warmed up through a 1.6x throttle, the model stood 1.4-2.4x high for the
+     * next thousand steps and two contentions under it went unflagged (61 of 63 steps; 1 so). Measured on 73
+     * validation-style sets and 7 generated after the choice (docs/BENCHMARKS.md, 2026-11-27 evening): mean recall
+     * +0.0008 and +0.004, false positives -0.004 and -0.002 points; every 128 steps, or a youth of 512 or 2,048 steps,
+     * did less on the 73.
+     */
+    public static final int YOUNG_REFIT_EVERY = 64;
+    /** Steps seen after which the instance refits at the settings' interval ({@link Settings#refitEvery}). */
+    public static final long YOUNG_STEPS = 1_024;
+    /**
      * A shift that stands above the bound of a step in known work by this many robust sigmas of the training points'
      * residuals (the bound flags 99% of its steps) is reported and not re-anchored on: its steps stay flagged one by
      * one while it lasts, as a throttle's or a contention's are. Re-anchored, a throttle longer than the drift watch's
@@ -489,25 +502,12 @@ public final class RobustRoofline implements LatencyDetector {
         return report(alarm, null);
     }
 
-    /** Refits the cost over every cell's points; true when it fitted. */
-    /**
-     * Steps between refits while the instance is young ({@link #YOUNG_STEPS}): a model fitted on a first window that
-     * a fault ran through, or that covered little of the instance's work, holds it for a whole refit interval, and a
-     * sampled producer (half its steps traced, a quarter judged) takes a thousand steps to reach the next refit. On a
-     * 4,000-step trace whose sampled instance warmed up through a 1.6x throttle, the model stood 1.4-2.4x high for the
-     * next thousand steps and two contentions under it went unflagged (61 of 63 steps; 1 so). Measured on 73
-     * validation-style sets and 7 generated after the choice (docs/BENCHMARKS.md, 2026-11-27 evening): mean recall
-     * +0.0008 and +0.004, false positives -0.004 and -0.002 points; every 128 steps, or a youth of 512 or 2,048 steps,
-     * did less on the 73.
-     */
-    public static final int YOUNG_REFIT_EVERY = 64;
-    /** Steps seen after which the instance refits at the settings' interval ({@link Settings#refitEvery}). */
-    public static final long YOUNG_STEPS = 1_024;
-
+    /** Steps between refits now: {@link #YOUNG_REFIT_EVERY} while the instance is young, the settings' after. */
     private int refitEvery() {
         return steps < YOUNG_STEPS ? Math.min(s.refitEvery(), YOUNG_REFIT_EVERY) : s.refitEvery();
     }
 
+    /** Refits the cost over every cell's points; true when it fitted. */
     private boolean refit() {
         level.followAnchor(sinceRefit);
         boolean fitted = fit.refit(cells);
