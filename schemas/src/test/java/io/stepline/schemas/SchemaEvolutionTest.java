@@ -160,7 +160,7 @@ class SchemaEvolutionTest {
     @Test
     void rooflineHeaderWrittenBeforeTheBatchLevelIsReadWithAnEmptyOne() throws IOException {
         List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName());
-        assertThat(history).hasSize(6);
+        assertThat(history).hasSize(7);
         Schema v1 = history.get(0);
         assertThat(v1.getField("batch_level")).isNull();
         assertThat(history.get(1).getField("latch_closed")).isNotNull();
@@ -237,6 +237,19 @@ class SchemaEvolutionTest {
         io.stepline.events.RooflineStateHeader header = EventSerdes.ROOFLINE_STATE_HEADER.decode(written(header6, old));
         assertThat(header.getWitnessStep()).isEqualTo(9_400L);
         assertThat(header.getNovelHeld()).as("no step of new work held back").isZero();
+    }
+
+    @Test
+    void rooflineHeaderWrittenBeforeTheLatchKeptThePrefillStepsCalmRatioReadsAsTheModelsOwn() throws IOException {
+        Schema header7 = olderVersion(io.stepline.events.RooflineStateHeader.getClassSchema(), 6, "novel_held", "latch_calm_prefill_log");
+        GenericRecord old = olderHeader(header7, 9_800L, 0.3);
+        old.put("novel_held", 2);
+        old.put("latch_prefill_log", 0.25);
+        io.stepline.events.RooflineStateHeader header = EventSerdes.ROOFLINE_STATE_HEADER.decode(written(header7, old));
+        assertThat(header.getNovelHeld()).isEqualTo(2);
+        assertThat(header.getLatchPrefillLog()).isEqualTo(0.25);
+        // 0: the prefill-heavy steps ran at the model before, what the latch assumed when it kept no baseline
+        assertThat(header.getLatchCalmPrefillLog()).isZero();
     }
 
     @Test

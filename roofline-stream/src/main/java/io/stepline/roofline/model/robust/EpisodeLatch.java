@@ -21,9 +21,12 @@ import io.stepline.events.RooflineStateHeader;
  * <p>Not every jump is a slowdown: the unreported context itself can surge (a wave of long prompts
  * turning into long decodes) and raise decode steps by 30-90% within a few steps. A slowdown of the
  * GPU slows prefill-heavy steps as much as the rest; a context surge hardly moves them, since their
- * cost is the prompt's. So the latch watches the episode's prefill-heavy steps, and when they ran
- * less than half the measured slowdown (in log) it opens as a surge, and stays open until the steps
- * are back near the model, which then follows the surge as drift.
+ * cost is the prompt's. So the latch watches the episode's prefill-heavy steps, and when they rose
+ * less than half the measured slowdown (in log) above where they ran before the jump, it opens as a
+ * surge, and stays open until the steps are back near the model, which then follows the surge as drift.
+ * Where they ran before, not the model: a model that over-predicts prefill-heavy steps (by 1.4x on the
+ * log instance of validation set faults2-938, whose prompts' cost had drifted down) would have a 1.76x
+ * contention's prefill-heavy steps run at 1.2x of it, under half the slowdown, and read it as a surge.
  */
 final class EpisodeLatch {
     /** Flags among the last four steps that make a burst. */
@@ -80,6 +83,8 @@ final class EpisodeLatch {
     private double prefillLog;
     /** Opened as a context surge: does not close again until the steps come back near the model. */
     private boolean surge;
+    /** Running mean log ratio of the prefill-heavy steps outside episodes ({@link #CALM_ALPHA} per such step): where they ran before a jump. */
+    private double calmPrefillLog;
 
     /**
      * Takes one judged step: flagged or not, its log ratio to the model, the margin within which it is
@@ -108,7 +113,7 @@ final class EpisodeLatch {
             if (!below) {
                 episodeLog += EPISODE_ALPHA * (clamped - episodeLog);
             }
-            surge = measured() && prefillSteps >= PREFILL_EVIDENCE && prefillLog < 0.5 * slowdownLog();
+            surge = measured() && prefillSteps >= PREFILL_EVIDENCE && prefillLog - calmPrefillLog < 0.5 * slowdownLog();
             if (nearRun >= EXIT_RUN || dropped || steps > MAX_STEPS || surge) {
                 closed = false;
                 nearRun = 0;
@@ -138,6 +143,10 @@ final class EpisodeLatch {
             prefillLog = 0;
             return true;
         }
+        if (prefillShare >= PREFILL_SHARE && !surge) {
+            // flagged or not: a model far above the prefill-heavy steps never flags them, one far below flags many
+            calmPrefillLog += CALM_ALPHA * (clamped - calmPrefillLog);
+        }
         if (!outlier) {
             calmLog += CALM_ALPHA * (Math.max(-nearLog, Math.min(nearLog, logRatio)) - calmLog);
         }
@@ -159,6 +168,7 @@ final class EpisodeLatch {
         h.setLatchPrefillLog(prefillLog);
         h.setLatchSurge(surge);
         h.setLatchDropSteps(dropSteps);
+        h.setLatchCalmPrefillLog(calmPrefillLog);
     }
 
     void restore(RooflineStateHeader h) {
@@ -175,6 +185,7 @@ final class EpisodeLatch {
         prefillLog = h.getLatchPrefillLog();
         surge = h.getLatchSurge();
         dropSteps = h.getLatchDropSteps();
+        calmPrefillLog = h.getLatchCalmPrefillLog();
     }
 
     /** Whether the latch is closed and has measured the episode's slowdown at its onset. */

@@ -164,6 +164,54 @@ class EpisodeLatchTest {
         assertThat(l.surge()).isFalse();
     }
 
+    /** Calm steps, every fourth prefill-heavy and running at {@code prefillRatio} of the model, the rest near it. */
+    private static void calmWithPrefills(EpisodeLatch l, int steps, double prefillRatio) {
+        for (int i = 0; i < steps; i++) {
+            boolean prefillHeavy = i % 4 == 0;
+            double r = prefillHeavy ? Math.log(prefillRatio) : (i % 2 == 0 ? 1 : -1) * 0.02;
+            assertThat(l.observe(false, r, NEAR, prefillHeavy ? 0.7 : 0.1)).isFalse();
+        }
+    }
+
+    @Test
+    void prefillHeavyStepsTheModelOverPredictsAreJudgedByTheirRiseNotTheirRatio() {
+        // The model over-predicts prefill-heavy steps by 1.4x. A 1.75x slowdown of every step brings them to
+        // 1.25x of it: under half the slowdown in log, yet they rose by all of it. A slowdown, not a surge.
+        EpisodeLatch before = new EpisodeLatch();
+        calmWithPrefills(before, 400, 1 / 1.4);
+        EpisodeLatch l = throughHeader(before); // where the prefill-heavy steps ran is part of the state
+        burst(l, 1.75);
+        for (int i = 0; i < 300; i++) {
+            boolean prefillHeavy = i % 4 == 0;
+            boolean closed = l.observe(!prefillHeavy, Math.log(prefillHeavy ? 1.75 / 1.4 : 1.75), NEAR, prefillHeavy ? 0.7 : 0.1);
+            assertThat(closed).as("step %d of the slowdown", i).isTrue();
+        }
+        assertThat(l.surge()).isFalse();
+
+        // Over the same model, decode steps that jump while the prefill-heavy steps stay where they ran: a surge.
+        EpisodeLatch s = new EpisodeLatch();
+        calmWithPrefills(s, 400, 1 / 1.4);
+        burst(s, 1.6);
+        for (int i = 0; i < 100 && s.closed(); i++) {
+            boolean prefillHeavy = i % 4 == 0;
+            s.observe(!prefillHeavy, Math.log(prefillHeavy ? 1 / 1.4 : 1.6), NEAR, prefillHeavy ? 0.7 : 0.1);
+        }
+        assertThat(s.surge()).isTrue();
+    }
+
+    /** A latch restored from the header {@code l} saves, through its bytes as the detector's store has them. */
+    private static EpisodeLatch throughHeader(EpisodeLatch l) {
+        RooflineStateHeader header = RooflineStateHeader.newBuilder().setStepsSeen(0).setStepsSinceRefit(0).setExtrapolatedSteps(0)
+                .setBeyondSteps(0).setElevatedShare(0).setLevel(1).setDriftCurrent(java.nio.ByteBuffer.allocate(0))
+                .setDriftCurrentTailMask(java.nio.ByteBuffer.allocate(0)).setDriftCurrentStartNs(0).build();
+        l.saveTo(header);
+        RooflineStateHeader read = io.stepline.schemas.EventSerdes.ROOFLINE_STATE_HEADER.decode(
+                io.stepline.schemas.EventSerdes.ROOFLINE_STATE_HEADER.encode(header));
+        EpisodeLatch restored = new EpisodeLatch();
+        restored.restore(read);
+        return restored;
+    }
+
     @Test
     void itsStateRoundTripsThroughTheHeader() {
         EpisodeLatch l = new EpisodeLatch();
@@ -172,16 +220,7 @@ class EpisodeLatchTest {
             l.observe(true, Math.log(1.6), NEAR, Double.NaN);
         }
         l.observe(false, Math.log(1.5), NEAR, Double.NaN);
-        RooflineStateHeader.Builder h = RooflineStateHeader.newBuilder().setStepsSeen(0).setStepsSinceRefit(0).setExtrapolatedSteps(0)
-                .setBeyondSteps(0).setElevatedShare(0).setLevel(1).setDriftCurrent(java.nio.ByteBuffer.allocate(0))
-                .setDriftCurrentTailMask(java.nio.ByteBuffer.allocate(0)).setDriftCurrentStartNs(0);
-        RooflineStateHeader header = h.build();
-        l.saveTo(header);
-        // through its bytes, as the detector's store has it
-        RooflineStateHeader read = io.stepline.schemas.EventSerdes.ROOFLINE_STATE_HEADER.decode(
-                io.stepline.schemas.EventSerdes.ROOFLINE_STATE_HEADER.encode(header));
-        EpisodeLatch restored = new EpisodeLatch();
-        restored.restore(read);
+        EpisodeLatch restored = throughHeader(l);
         assertThat(restored.closed()).isTrue();
         assertThat(restored.measured()).isEqualTo(l.measured());
         assertThat(restored.slowdownLog()).isEqualTo(l.slowdownLog());
