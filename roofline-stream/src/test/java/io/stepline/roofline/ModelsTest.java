@@ -251,6 +251,36 @@ class ModelsTest {
     }
 
     @Test
+    void aSampledProducerWarmsUpOnFewerStepsSoAContentionEarlyInItsRunIsFlagged() {
+        // a producer that traces one request in four: runs of 3 engine steps reported out of every 12. A 2x contention
+        // over engine steps 400-700 comes 100-175 reported steps in, inside a 200-step bootstrap: all of it was
+        // WARMING_UP and learned. Warmed up on 64 steps, the model judges it.
+        SplittableRandom rng = new SplittableRandom(5);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        int contended = 0;
+        int flagged = 0;
+        int firstFitAt = -1;
+        int reported = 0;
+        for (int e = 0; e < 3_000; e++) {
+            if ((e / 3) % 4 != 0) {
+                continue;
+            }
+            reported++;
+            boolean slow = e >= 400 && e <= 700;
+            Assessment a = m.assess(Steps.step(rng, "i", e, e * STEP_NS, Steps.Noise.LOGNORMAL, slow ? 2.0 : 1.0));
+            if (a.refitted() && firstFitAt < 0) {
+                firstFitAt = reported;
+            }
+            if (slow) {
+                contended++;
+                flagged += a.verdict() == Verdict.OUTLIER ? 1 : 0;
+            }
+        }
+        assertThat(firstFitAt).isEqualTo(RobustRoofline.SAMPLED_BOOTSTRAP_STEPS);
+        assertThat(flagged).as("of %d contended steps", contended).isGreaterThanOrEqualTo((int) (0.9 * contended));
+    }
+
+    @Test
     void aModelWarmedUpThroughAThrottleCatchesUpSoonEnoughToFlagAContentionAfterIt() {
         // half the 200 warm-up steps ran 1.6x, and the throttle went on 200 steps past the first fit: that fit stands
         // high until healthy steps replace the throttle's in the cells and a refit takes them in; a 1.8x contention

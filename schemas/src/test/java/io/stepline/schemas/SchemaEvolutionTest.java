@@ -240,7 +240,7 @@ class SchemaEvolutionTest {
     }
 
     @Test
-    void rooflineHeaderWrittenBeforeTheLatchKeptThePrefillStepsCalmRatioReadsAsTheModelsOwn() throws IOException {
+    void rooflineHeaderWrittenBeforeTheLatchKeptThePrefillStepsCalmRatioOrTheSkippedStepsWereCountedReadsAsNeither() throws IOException {
         Schema header7 = olderVersion(io.stepline.events.RooflineStateHeader.getClassSchema(), 6, "novel_held", "latch_calm_prefill_log");
         GenericRecord old = olderHeader(header7, 9_800L, 0.3);
         old.put("novel_held", 2);
@@ -250,6 +250,9 @@ class SchemaEvolutionTest {
         assertThat(header.getLatchPrefillLog()).isEqualTo(0.25);
         // 0: the prefill-heavy steps ran at the model before, what the latch assumed when it kept no baseline
         assertThat(header.getLatchCalmPrefillLog()).isZero();
+        // no step reported yet that a sampled producer's count could have skipped
+        assertThat(header.getPreviousStepId()).isEqualTo(-1L);
+        assertThat(header.getSkippedSteps()).isZero();
     }
 
     @Test

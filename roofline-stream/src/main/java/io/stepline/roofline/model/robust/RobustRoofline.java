@@ -165,6 +165,22 @@ public final class RobustRoofline implements LatencyDetector {
     /** Steps seen after which the instance refits at the settings' interval ({@link Settings#refitEvery}). */
     public static final long YOUNG_STEPS = 1_024;
     /**
+     * Steps a sampled producer ({@link #SAMPLED_SKIP_SHARE}) warms up on instead of {@link Settings#bootstrapSteps}:
+     * the bootstrap counts the steps reported, and the validation traces' sampled instance, reporting one step in
+     * four to six, ran 800-1,200 steps unjudged; every fault that fell in them was learned, not flagged (913 of
+     * 24,744 of its big faulted steps missed over 85 validation-style sets, 363 so; the young refits that follow,
+     * every {@link #YOUNG_REFIT_EVERY} steps, take the first fit's errors out). The same count as those refits,
+     * not tuned; a bootstrap of 100 for every producer raised false positives by a third (docs/BENCHMARKS.md).
+     */
+    public static final int SAMPLED_BOOTSTRAP_STEPS = 64;
+    /**
+     * A producer a quarter of whose reported steps did not follow the step reported before it samples its steps.
+     * Not a half: sampled producers trace requests, and a traced request's steps come in runs (the validation
+     * traces' sampled instance: one in two of its steps followed the one before). Producers that report every
+     * step skip only where their batches of records arrive out of order (5 in 4,000 on the validation traces).
+     */
+    static final double SAMPLED_SKIP_SHARE = 0.25;
+    /**
      * A shift that stands above the bound of a step in known work by this many robust sigmas of the training points'
      * residuals (the bound flags 99% of its steps) is reported and not re-anchored on: its steps stay flagged one by
      * one while it lasts, as a throttle's or a contention's are. Re-anchored, a throttle longer than the drift watch's
@@ -222,6 +238,9 @@ public final class RobustRoofline implements LatencyDetector {
     private final double[] basis = new double[CostBasis.SIZE];
     private final float[] point = new float[WorkCells.POINT_WIDTH];
     private long steps;
+    /** Until the first fit: the last step id reported, and the reported steps that did not follow the one before (a sampled producer). */
+    private long previousStepId = -1;
+    private long skippedSteps;
     private int sinceRefit;
     private long extrapolated;
     private long alarms;
@@ -265,6 +284,10 @@ public final class RobustRoofline implements LatencyDetector {
         point[4] = (float) ctx;
         double bx = BatchLevel.x(d);
         if (!fit.fitted()) {
+            if (step.getStepId() != previousStepId + 1) {
+                skippedSteps++;
+            }
+            previousStepId = step.getStepId();
             return warmingUp(key, slot, lat, level.beforeFit(bx));
         }
         CostBasis.of(p, np, d, dt, ctx, basis);
@@ -385,7 +408,9 @@ public final class RobustRoofline implements LatencyDetector {
                     fit.version(), false, null);
         }
         learnPoint(key, lat, levelHere);
-        return notJudged(++sinceRefit >= s.bootstrapSteps() && cells.points() >= 2 * CostBasis.SIZE && refit());
+        ++sinceRefit;
+        boolean due = sinceRefit >= s.bootstrapSteps() || (sinceRefit >= SAMPLED_BOOTSTRAP_STEPS && skippedSteps > SAMPLED_SKIP_SHARE * steps);
+        return notJudged(due && cells.points() >= 2 * CostBasis.SIZE && refit());
     }
 
     private Assessment notJudged(boolean refitted) {
@@ -623,6 +648,8 @@ public final class RobustRoofline implements LatencyDetector {
         h.setWitnessLog(witnessLog);
         h.setPreviousDecodeLog(previousDecodeLog);
         h.setContextDriftSteps(contextDrift);
+        h.setPreviousStepId(previousStepId);
+        h.setSkippedSteps(skippedSteps);
         h.setDriftCurrent(ByteBuffer.wrap(drift.currentBlock()));
         h.setDriftCurrentTailMask(ByteBuffer.wrap(drift.currentTailMask()));
         h.setDriftCurrentStartNs(drift.currentStartNs());
@@ -661,6 +688,8 @@ public final class RobustRoofline implements LatencyDetector {
         witnessLog = st.getWitnessLog();
         previousDecodeLog = st.getPreviousDecodeLog();
         contextDrift = st.getContextDriftSteps();
+        previousStepId = st.getPreviousStepId();
+        skippedSteps = st.getSkippedSteps();
         level.restore(st);
         prefillShift.restore(st);
         novel.restore(st);
