@@ -216,6 +216,14 @@ final class ModelLevel {
         batchLevel.learn(bx, batchHere * Math.exp(Math.max(-maxLog, Math.min(maxLog, logF))), BATCH_LEVEL_ALPHA);
     }
 
+    /**
+     * The log of the slowdown an episode holding the model was measured at, at its onset (producers without the KV
+     * context, once {@link EpisodeLatch#measured()}); NaN when no such episode is under way.
+     */
+    double episodeSlowdownLog() {
+        return byBatch() && latch.measured() ? latch.slowdownLog() : Double.NaN;
+    }
+
     /** Whether the fit part of the state changed since the last call. */
     boolean takeChanged() {
         boolean c = changed;
