@@ -50,11 +50,9 @@ public final class RooflineTopology {
         t.addSource(KERNELS_SOURCE, Serdes.String().deserializer(), arrived, Topics.KERNELS.topicName());
         t.addProcessor(DETECTOR, () -> new StepJudge(cfg), STEPS_SOURCE);
         t.addProcessor(RETENTION, () -> new KernelRetention(cfg), KERNELS_SOURCE, DETECTOR);
-        // Both stores are cached: a model slot rewritten on every step reaches the changelog once per
-        // commit, and a kernel batch that waits for its verdict and leaves within one commit interval
-        // (the common case) never reaches the changelog at all.
-        t.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(MODEL_STORE), Serdes.String(), Serdes.ByteArray())
-                .withCachingEnabled(), DETECTOR);
+        // Both stores are cached: a model is written once per commit (ModelStore), and a kernel batch that waits for
+        // its verdict and leaves within one commit interval (the common case) never reaches the changelog at all.
+        t.addStateStore(ModelStore.builder(MODEL_STORE), DETECTOR);
         // In memory: the pending store is bounded by DetectorConfig.pendingMaxBytes, and batches that run ahead of
         // their steps (kernels skip ingest) are parked and fetched at every step; the changelog restores it.
         t.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(PENDING_STORE), Serdes.String(), Serdes.ByteArray())

@@ -2,7 +2,9 @@ package io.stepline.roofline.topology;
 
 import java.nio.ByteBuffer;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.Map;
+import java.util.Set;
 
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KeyValue;
@@ -34,8 +36,9 @@ import io.stepline.schemas.EventSerdes;
  * {@link KernelRetention} (its child) so the step's kernel batches can be decided (a step without a
  * latency goes there too, unjudged); the records
  * themselves are built by {@link DetectorRecords}. Model state is
- * persisted as deltas (header + changed ring slots) in a changelogged store, so a restarted task
- * continues with exactly the model it had at its last commit.
+ * persisted as deltas (header + changed parts) in a changelogged store, written once per commit for
+ * each instance whose model changed ({@link ModelStore}), so a restarted task continues with exactly
+ * the model it had at its last commit.
  *
  * <p>It also learns each instance's typical phase durations ({@link PhaseTypicals}), which its
  * outliers carry for triage, and keeps them in the same store: as a part of the detector's
@@ -53,6 +56,8 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
     private ProcessorContext<String, Object> ctx;
     private KeyValueStore<String, byte[]> models;
     private final Map<String, LatencyDetector> detectors = new HashMap<>();
+    /** Instances whose model changed since the store last had it: written just before the next commit. */
+    private final Set<String> unsaved = new LinkedHashSet<>();
     private final Map<String, PhaseTypicals> typicals = new HashMap<>();
     private final RepeatedSteps repeats = new RepeatedSteps();
 
@@ -64,10 +69,13 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
     @Override
     public void init(ProcessorContext<String, Object> context) {
         this.ctx = context;
-        this.models = context.getStateStore(RooflineTopology.MODEL_STORE);
+        ModelStore store = ModelStore.unwrap(context.getStateStore(RooflineTopology.MODEL_STORE));
+        this.models = store;
+        store.beforeCommit(this::saveModels);
         // a task revived after a dirty close (exactly-once) is initialised again on this same processor, its store
         // restored to the last commit: what is held in memory of the steps judged after that commit must go with them
         detectors.clear();
+        unsaved.clear();
         typicals.clear();
         repeats.clear();
     }
@@ -103,7 +111,7 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
         }
         LatencyDetector d = detector(inst);
         Assessment a = d.assess(s);
-        persist(inst, d);
+        unsaved.add(inst);
         StepVerdict v = DetectorRecords.verdict(s, a, d, record.timestamp());
         ctx.forward(record.withValue(EventSerdes.VERDICT.encode(v)), RooflineTopology.VERDICTS_SINK);
         if (a.verdict() == Verdict.OUTLIER) {
@@ -181,10 +189,14 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
         return d;
     }
 
-    private void persist(String inst, LatencyDetector d) {
-        for (Map.Entry<String, ByteBuffer> e : d.dirty().entrySet()) {
-            models.put("d|" + inst + "|" + e.getKey(), bytesOf(e.getValue()));
+    /** Writes the parts of each model changed since the last commit (a part changed on many steps is written once). */
+    private void saveModels() {
+        for (String inst : unsaved) {
+            for (Map.Entry<String, ByteBuffer> e : detectors.get(inst).dirty().entrySet()) {
+                models.put("d|" + inst + "|" + e.getKey(), bytesOf(e.getValue()));
+            }
         }
+        unsaved.clear();
     }
 
     /** The buffer's bytes: its array itself when it wraps a whole one (the models encode each part into a fresh array). */
@@ -199,8 +211,8 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
 
     @Override
     public void close() {
-        // the models live in the store: a task that comes back (here or elsewhere) rebuilds them from it
-        detectors.clear();
-        typicals.clear();
+        // Kept until the next init: a task closes its processors before its last commit when it is suspended, and that
+        // commit still writes the unsaved models. The models live in the store: a task that comes back (here or
+        // elsewhere) rebuilds them from it.
     }
 }
