@@ -61,6 +61,11 @@ final class EpisodeLatch {
     static final int ONSET_STEPS = 8;
     /** A step whose expected cost is at least this share prefill is prefill-heavy: it shows a slowdown, not the decode context. */
     static final double PREFILL_SHARE = 0.5;
+    /**
+     * An episode whose prefill-heavy steps rose less than this share of its slowdown (in log) over their calm mean is a
+     * context surge: a slowdown slows every step, a surge of the unreported context mostly the decode-heavy ones.
+     */
+    static final double SURGE_SHARE = 0.5;
     /** Prefill-heavy steps of an episode needed before they may call it a context surge. */
     static final int PREFILL_EVIDENCE = 3;
     /** The episode's prefill-heavy steps are averaged over at most this many of the latest. */
@@ -113,7 +118,7 @@ final class EpisodeLatch {
             if (!below) {
                 episodeLog += EPISODE_ALPHA * (clamped - episodeLog);
             }
-            surge = measured() && prefillSteps >= PREFILL_EVIDENCE && prefillLog - calmPrefillLog < 0.5 * slowdownLog();
+            surge = measured() && prefillSteps >= PREFILL_EVIDENCE && prefillLog - calmPrefillLog < SURGE_SHARE * slowdownLog();
             if (nearRun >= EXIT_RUN || dropped || steps > MAX_STEPS || surge) {
                 closed = false;
                 nearRun = 0;

@@ -174,7 +174,7 @@ public final class RobustRoofline implements LatencyDetector {
      * 643,793. Without the onset over the bound, a burst of false positives the latch took for an episode measured
      * at 1.14x flagged every step above 1.07x until it opened (base-602: false positives 0.017% -> 0.066%).
      */
-    static final double EPISODE_STEP_SHARE = 0.5;
+    static final double EPISODE_STEP_SHARE = EpisodeLatch.SURGE_SHARE;
     /**
      * Steps a sampled producer ({@link #SAMPLED_SKIP_SHARE}) warms up on instead of {@link Settings#bootstrapSteps}:
      * the bootstrap counts the steps reported, and the validation traces' sampled instance, reporting one step in
