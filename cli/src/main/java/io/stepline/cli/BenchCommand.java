@@ -50,6 +50,11 @@ import io.stepline.simulator.sink.KafkaSink;
 public final class BenchCommand implements Callable<Integer> {
     /** How often it reads the detector's in-process count of decided kernel batches (a few adds, no broker call). */
     static final long DECISION_POLL_MS = 50;
+    /** The bench fleet's tensor-parallel sizes, taken in turn, and its seed (traffic and faults). */
+    private static final int[] BENCH_TPS = {1, 2};
+    private static final long BENCH_SEED = 11;
+    /** The warm-up traffic's seed: other arrivals and faults than the measured traffic's. */
+    private static final long WARMUP_SEED = 13;
 
     @Spec
     CommandSpec spec;
@@ -62,6 +67,13 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--seconds", defaultValue = "15", description = "Simulated seconds of traffic for the throughput phase (default: ${DEFAULT-VALUE}).")
     double seconds;
+
+    @Option(names = "--warmup-seconds", defaultValue = "0",
+            description = {"Simulated seconds of traffic from other instances that the stages judge before the measured traffic,"
+                + " in the same run, so that the measured rates are those of code the JIT has compiled, as in a stage that runs"
+                + " for days (default: ${DEFAULT-VALUE}: none, and the compiler then competes with the stages for the cores"
+                + " through most of the measurement)."})
+    double warmupSeconds;
 
     @Option(names = "--kernels", defaultValue = "0", description = "Kernel records per rank per step (default: ${DEFAULT-VALUE}).")
     int kernels;
@@ -99,6 +111,9 @@ public final class BenchCommand implements Callable<Integer> {
         if (instances < 1 || seconds <= 0) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--instances and --seconds must be positive");
         }
+        if (!(warmupSeconds >= 0)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--warmup-seconds must be 0 (no warm-up) or positive, not " + warmupSeconds);
+        }
         if (stage == BenchStage.ingest && kernels > 0) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--kernels applies to --stage detect and pipeline (ingest does not read kernel batches)");
         }
@@ -129,7 +144,7 @@ public final class BenchCommand implements Callable<Integer> {
                 .commitIntervalMs(commitIntervalMs).build();
         DetectorConfig dcfg = DetectorConfig.builder().threads(detectorThreads).applicationId("bench-roofline").stateDir(state.resolve("d"))
                 .commitIntervalMs(commitIntervalMs).build();
-        BenchStage.Prepared prepared = stage.prepare(new BenchStage.Input(bs, traffic.steps(), kernels > 0, err),
+        BenchStage.Prepared prepared = stage.prepare(new BenchStage.Input(bs, traffic.allSteps(), kernels > 0, err),
                 () -> new IngestService(icfg).start(bs));
         BenchFigures.PlainRead plain = prepared.plain();
         long t0 = System.nanoTime();
@@ -137,21 +152,36 @@ public final class BenchCommand implements Callable<Integer> {
              DetectorService det = stage.detects() ? new DetectorService(dcfg).start(bs) : null) {
             BooleanSupplier healthy = () -> ingest.isHealthy() && (det == null || det.isHealthy());
             BenchFigures.Throughput throughput = throughput(bs, traffic, plain, t0, det, healthy);
-            BenchFigures.PassThrough copy = passthrough ? passThrough(bs, traffic.steps(), state.resolve("p"), plain, healthy) : null;
+            BenchFigures.PassThrough copy = passthrough ? passThrough(bs, traffic.allSteps(), state.resolve("p"), plain, healthy) : null;
             BenchFigures.Latency latency = latencySeconds > 0 ? latency(bs, instances, latencySeconds) : null;
             Double retention = det != null ? det.stats().retentionRatio() : null;
             return new BenchFigures(traffic, settings, plain, throughput, copy, latency, retention, peakHeap(), peakRss());
         }
     }
 
-    /** Fills otlp_spans (and stepline.kernels) with the simulated traffic of the throughput phase. */
+    /**
+     * Fills otlp_spans (and stepline.kernels) with the simulated traffic of the throughput phase, after
+     * the warm-up's: the same fleet under other instance ids and another seed, so that no measured
+     * instance's model has seen it.
+     */
     private BenchFigures.Traffic produce(String bs) throws Exception {
+        var err = spec.commandLine().getErr();
+        Long warmupSteps = null;
+        if (warmupSeconds > 0) {
+            List<SimulationConfig.InstanceSpec> fleet = SimulationConfig.Builder.mixedInstances(instances, BENCH_TPS).stream()
+                    .map(i -> new SimulationConfig.InstanceSpec("warmup-" + i.id(), i.role(), i.tp())).toList();
+            SimulationConfig warm = benchFleet(fleet, WARMUP_SEED, warmupSeconds, kernels).build();
+            err.printf(Locale.ROOT, "producing %.0f simulated seconds of warm-up traffic from %d other instances...%n", warmupSeconds, instances);
+            try (KafkaSink sink = new KafkaSink(bs, warm.form(), 64, false)) {
+                warmupSteps = new Simulation(warm).run(sink, null).steps();
+            }
+        }
         SimulationConfig cfg = benchFleet(instances, seconds, kernels).build();
-        spec.commandLine().getErr().println("producing simulated traffic to otlp_spans" + (kernels > 0 ? " and stepline.kernels" : "") + "...");
+        err.println("producing simulated traffic to otlp_spans" + (kernels > 0 ? " and stepline.kernels" : "") + "...");
         long p0 = System.nanoTime();
         try (KafkaSink sink = new KafkaSink(bs, cfg.form(), 64, false)) {
             var summary = new Simulation(cfg).run(sink, null);
-            return new BenchFigures.Traffic(summary.steps(), summary.kernelRecords(), summary.steps() / ((System.nanoTime() - p0) / 1e9));
+            return new BenchFigures.Traffic(summary.steps(), warmupSteps, summary.kernelRecords(), summary.steps() / ((System.nanoTime() - p0) / 1e9));
         }
     }
 
@@ -160,9 +190,13 @@ public final class BenchCommand implements Callable<Integer> {
      * random fault campaign after the first third; callers add pacing.
      */
     public static SimulationConfig.Builder benchFleet(int instances, double seconds, int kernels) {
-        List<SimulationConfig.InstanceSpec> fleet = SimulationConfig.Builder.mixedInstances(instances, new int[] {1, 2});
-        return SimulationConfig.builder().seed(11).instances(fleet)
-                .durationS(seconds).poisson(3.0 * instances).kernelsPerRank(kernels).faults(FaultCampaign.random(11,
+        return benchFleet(SimulationConfig.Builder.mixedInstances(instances, BENCH_TPS), BENCH_SEED, seconds, kernels);
+    }
+
+    private static SimulationConfig.Builder benchFleet(List<SimulationConfig.InstanceSpec> fleet, long seed, double seconds, int kernels) {
+        int instances = fleet.size();
+        return SimulationConfig.builder().seed(seed).instances(fleet)
+                .durationS(seconds).poisson(3.0 * instances).kernelsPerRank(kernels).faults(FaultCampaign.random(seed,
                         fleet.stream().map(i -> new FaultCampaign.InstanceShape(i.role(), i.tp())).toList(), seconds, seconds / 3, 1, 2, 4, 0.5, 1, false));
     }
 
@@ -170,7 +204,12 @@ public final class BenchCommand implements Callable<Integer> {
     private BenchFigures.Throughput throughput(String bs, BenchFigures.Traffic traffic, BenchFigures.PlainRead plain, long t0,
                                               DetectorService det, BooleanSupplier healthy) throws InterruptedException {
         long steps = traffic.steps();
-        StageWatch.OutputProgress progress = StageWatch.awaitRecords(bs, stage.outputTopic(), steps, healthy);
+        long warmup = traffic.allSteps() - steps;
+        if (warmup > 0) {
+            spec.commandLine().getErr().printf(Locale.ROOT, "warm-up: the stages judge %,d steps of other instances first; timed from the first output past them%n",
+                    warmup);
+        }
+        StageWatch.OutputProgress progress = StageWatch.awaitRecords(bs, stage.outputTopic(), warmup, steps, healthy);
         Long kernelBatches = null;
         Long decided = null;
         if (det != null) {

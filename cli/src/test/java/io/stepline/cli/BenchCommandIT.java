@@ -48,4 +48,39 @@ class BenchCommandIT {
         assertThat(fig.has("step_record_latency_p50_ms")).isFalse();
         assertThat(printed.toString()).contains("steps_per_s").contains("passthrough_steps_per_s").contains("verdict_latency_p99_ms");
     }
+
+    @Test
+    void aWarmUpIsJudgedFirstAndOnlyTheTrafficAfterItIsTimed() throws Exception {
+        Path out = tmp.resolve("warm.json");
+        CommandLine cl = Stepline.commandLine();
+        StringWriter printed = new StringWriter();
+        StringWriter said = new StringWriter();
+        cl.setOut(new PrintWriter(printed, true));
+        cl.setErr(new PrintWriter(said, true));
+        int code = cl.execute("bench", "--instances", "2", "--seconds", "3", "--warmup-seconds", "3", "--latency-seconds", "0",
+                "--out", out.toString());
+        assertThat(code).as(said.toString()).isZero();
+
+        JsonNode fig = new ObjectMapper().readTree(out.toFile());
+        assertThat(fig.get("stage").asText()).isEqualTo("pipeline");
+        long steps = fig.get("steps").asLong();
+        long warmup = fig.get("warmup_steps").asLong();
+        assertThat(steps).isGreaterThan(200);
+        assertThat(warmup).as("3 s of the same fleet's traffic").isBetween(steps / 2, steps * 2);
+        assertThat(said.toString()).contains(String.format(java.util.Locale.ROOT, "the stages judge %,d steps of other instances first", warmup));
+        // the measured steps are timed after the warm-up's were judged: their window is shorter than the whole run's
+        double measuredS = steps / fig.get("steps_per_s").asDouble();
+        assertThat(measuredS).isPositive().isLessThan(fig.get("seconds_incl_startup").asDouble());
+    }
+
+    @Test
+    void aNegativeWarmUpIsRefusedWithItsValue() {
+        CommandLine cl = Stepline.commandLine();
+        StringWriter said = new StringWriter();
+        cl.setOut(new PrintWriter(new StringWriter(), true));
+        cl.setErr(new PrintWriter(said, true));
+        int code = cl.execute("bench", "--warmup-seconds", "-5");
+        assertThat(code).isEqualTo(2);
+        assertThat(said.toString()).contains("--warmup-seconds must be 0 (no warm-up) or positive, not -5.0");
+    }
 }

@@ -24,9 +24,18 @@ public record BenchFigures(@JsonUnwrapped Traffic traffic, @JsonUnwrapped Settin
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
-    /** The simulated traffic produced for the throughput phase. */
+    /**
+     * The simulated traffic produced for the throughput phase: {@code steps} measured, after
+     * {@code warmupSteps} of other instances that the stages judge first (null: no warm-up).
+     */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
-    public record Traffic(long steps, long kernelRecords, double produceStepsPerS) { }
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Traffic(long steps, Long warmupSteps, long kernelRecords, double produceStepsPerS) {
+        /** Every step on the stages' input: the warm-up's and the measured ones. */
+        public long allSteps() {
+            return steps + (warmupSteps == null ? 0 : warmupSteps);
+        }
+    }
 
     /** The stage measured and its Kafka Streams settings. */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
@@ -41,8 +50,10 @@ public record BenchFigures(@JsonUnwrapped Traffic traffic, @JsonUnwrapped Settin
     }
 
     /**
-     * The stage's rate from its first output on (start-up is not throughput), and over the second
-     * half of its output (steady, once compiled); kernel figures only where the detector ran.
+     * The stage's rate from its first output on (start-up is not throughput; after a warm-up, from its
+     * first output past the warm-up's), and over the second half of that output (steady); kernel
+     * figures only where the detector ran. {@code secondsInclStartup}: from the stages' start, warm-up
+     * included.
      */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     @JsonInclude(JsonInclude.Include.NON_NULL)

@@ -30,8 +30,9 @@ public final class StageWatch {
     /**
      * How the output of a stage grew: when its first record appeared, and the end-offset sum at the
      * first poll past half of the expected records and at the last poll. The second half is the
-     * stage's steady rate: the first half also pays for the JIT compiling the stage's code, which
-     * in this JVM (broker, simulator, stages) keeps a core busy for tens of seconds.
+     * stage's steady rate: the first half also pays for most of the JIT compiling the stage's code,
+     * which in this JVM (broker, simulator, stages) keeps a core busy for tens of seconds, often into
+     * the second half too (the bench's {@code --warmup-seconds} takes it out of both).
      */
     public record OutputProgress(long firstNs, long halfNs, long halfRecords, long lastNs, long lastRecords) {
         /** Records per second over the second half of the output, NaN if it all came in one poll. */
@@ -46,36 +47,84 @@ public final class StageWatch {
     }
 
     /**
+     * Follows the end-offset sums of a stage's output topic, poll by poll, for {@code expected} records
+     * that come after {@code base} records already expected there (a warm-up's): the measured output
+     * starts with the first poll past {@code base}. Done at 99.9% of {@code base + expected} (the sums
+     * count transaction markers too, a slight over-count).
+     */
+    static final class ProgressTracker {
+        private final long base;
+        private final long expected;
+        private long firstNs;
+        private long halfNs;
+        private long halfRecords;
+        private long lastNs;
+        private long records;
+
+        ProgressTracker(long base, long expected) {
+            if (base < 0 || expected < 1) {
+                throw new IllegalArgumentException("base " + base + " must be >= 0 and expected " + expected + " >= 1");
+            }
+            this.base = base;
+            this.expected = expected;
+        }
+
+        /** One poll: {@code records} on the topic at {@code nowNs}. */
+        void observe(long nowNs, long records) {
+            this.records = records;
+            this.lastNs = nowNs;
+            if (records > base && firstNs == 0) {
+                firstNs = nowNs;
+            }
+            if (records >= base + expected / 2 && halfNs == 0) {
+                halfNs = nowNs;
+                halfRecords = records;
+            }
+        }
+
+        boolean done() {
+            return records >= (base + expected) * 0.999;
+        }
+
+        long records() {
+            return records;
+        }
+
+        OutputProgress progress() {
+            return new OutputProgress(firstNs, halfNs, halfRecords, lastNs, records);
+        }
+    }
+
+    /**
      * Waits until {@code topic} holds (nearly) {@code expected} committed records. Fails when a
      * stage dies or nothing completes in {@link #MAX_WAIT}.
      */
     public static OutputProgress awaitRecords(String bs, String topic, long expected, BooleanSupplier healthy) throws InterruptedException {
+        return awaitRecords(bs, topic, 0, expected, healthy);
+    }
+
+    /**
+     * Waits until {@code topic} holds (nearly) {@code base + expected} committed records, and times the
+     * {@code expected} that come after the first {@code base} (a warm-up's output). Fails when a stage
+     * dies or nothing completes in {@link #MAX_WAIT}.
+     */
+    public static OutputProgress awaitRecords(String bs, String topic, long base, long expected, BooleanSupplier healthy)
+            throws InterruptedException {
+        ProgressTracker tracker = new ProgressTracker(base, expected);
         try (Admin admin = admin(bs)) {
-            long firstNs = 0;
-            long halfNs = 0;
-            long halfRecords = 0;
-            long records = 0;
             long deadline = System.nanoTime() + MAX_WAIT.toNanos();
-            while (records < expected * 0.999) {
+            while (!tracker.done()) {
                 if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("only " + records + " of " + expected + " records on " + topic + " after "
+                    throw new IllegalStateException("only " + tracker.records() + " of " + (base + expected) + " records on " + topic + " after "
                             + MAX_WAIT.toMinutes() + " minutes");
                 }
                 Thread.sleep(END_OFFSET_POLL_MS);
-                records = endOffsetSum(admin, topic);
-                long now = System.nanoTime();
-                if (records > 0 && firstNs == 0) {
-                    firstNs = now;
-                }
-                if (records >= expected / 2 && halfNs == 0) {
-                    halfNs = now;
-                    halfRecords = records;
-                }
+                tracker.observe(System.nanoTime(), endOffsetSum(admin, topic));
                 if (!healthy.getAsBoolean()) {
                     throw new IllegalStateException("a stage failed during the benchmark");
                 }
             }
-            return new OutputProgress(firstNs, halfNs, halfRecords, System.nanoTime(), records);
+            return tracker.progress();
         }
     }
 
