@@ -209,7 +209,9 @@ public final class BenchCommand implements Callable<Integer> {
             spec.commandLine().getErr().printf(Locale.ROOT, "warm-up: the stages judge %,d steps of other instances first; timed from the first output past them%n",
                     warmup);
         }
-        StageWatch.OutputProgress progress = StageWatch.awaitRecords(bs, stage.outputTopic(), warmup, steps, healthy);
+        // in the pipeline, how far the detector fell behind ingest: a backlog it judges later raises the second half's rate
+        String upstream = stage == BenchStage.pipeline ? Topics.STEPS.topicName() : null;
+        StageWatch.OutputProgress progress = StageWatch.awaitRecords(bs, stage.outputTopic(), upstream, warmup, steps, healthy);
         Long kernelBatches = null;
         Long decided = null;
         if (det != null) {
@@ -228,7 +230,8 @@ public final class BenchCommand implements Callable<Integer> {
         spec.commandLine().getErr().printf(Locale.ROOT, "%s: %,d steps to %s in %.2f s after the first (%.2f s with start-up)%n",
                 stage.label(), steps, stage.outputTopic(), stageS, totalS);
         return new BenchFigures.Throughput(kernelBatches, decided, stepsPerS, kernelRecordsPerS, stepsPerS / plain.plainConsumerStepsPerS(),
-                Double.isNaN(steady) ? null : steady, Double.isNaN(steady) ? null : steady / plain.plainConsumerStepsPerS(), totalS);
+                Double.isNaN(steady) ? null : steady, Double.isNaN(steady) ? null : steady / plain.plainConsumerStepsPerS(), totalS,
+                progress.maxBacklog() >= 0 ? progress.maxBacklog() : null);
     }
 
     /**

@@ -46,6 +46,7 @@ class BenchCommandIT {
         assertThat(p50).isPositive();
         assertThat(fig.get("verdict_latency_p99_ms").asDouble()).isGreaterThanOrEqualTo(p50).isLessThan(60_000.0);
         assertThat(fig.has("step_record_latency_p50_ms")).isFalse();
+        assertThat(fig.has("max_detector_backlog_steps")).as("the detector alone has no upstream stage running").isFalse();
         assertThat(printed.toString()).contains("steps_per_s").contains("passthrough_steps_per_s").contains("verdict_latency_p99_ms");
     }
 
@@ -71,6 +72,8 @@ class BenchCommandIT {
         // the measured steps are timed after the warm-up's were judged: their window is shorter than the whole run's
         double measuredS = steps / fig.get("steps_per_s").asDouble();
         assertThat(measuredS).isPositive().isLessThan(fig.get("seconds_incl_startup").asDouble());
+        // how far the detector fell behind ingest (the pipeline watches stepline.steps beside the verdicts)
+        assertThat(fig.get("max_detector_backlog_steps").asLong()).isBetween(0L, steps + warmup);
     }
 
     @Test

@@ -34,7 +34,12 @@ public final class StageWatch {
      * which in this JVM (broker, simulator, stages) keeps a core busy for tens of seconds, often into
      * the second half too (the bench's {@code --warmup-seconds} takes it out of both).
      */
-    public record OutputProgress(long firstNs, long halfNs, long halfRecords, long lastNs, long lastRecords) {
+    public record OutputProgress(long firstNs, long halfNs, long halfRecords, long lastNs, long lastRecords, long maxBacklog) {
+        /** A stage's output without an upstream topic watched ({@link #maxBacklog} -1). */
+        public OutputProgress(long firstNs, long halfNs, long halfRecords, long lastNs, long lastRecords) {
+            this(firstNs, halfNs, halfRecords, lastNs, lastRecords, -1);
+        }
+
         /** Records per second over the second half of the output, NaN if it all came in one poll. */
         public double steadyPerS() {
             return lastNs > halfNs ? (lastRecords - halfRecords) / ((lastNs - halfNs) / 1e9) : Double.NaN;
@@ -50,7 +55,9 @@ public final class StageWatch {
      * Follows the end-offset sums of a stage's output topic, poll by poll, for {@code expected} records
      * that come after {@code base} records already expected there (a warm-up's): the measured output
      * starts with the first poll past {@code base}. Done at 99.9% of {@code base + expected} (the sums
-     * count transaction markers too, a slight over-count).
+     * count transaction markers too, a slight over-count). Where the stage's input is itself an earlier
+     * stage's output, the most records the input was ahead of the output at a poll of the measured part
+     * is its backlog: records the stage judged later than they came.
      */
     static final class ProgressTracker {
         private final long base;
@@ -60,6 +67,7 @@ public final class StageWatch {
         private long halfRecords;
         private long lastNs;
         private long records;
+        private long maxBacklog = -1;
 
         ProgressTracker(long base, long expected) {
             if (base < 0 || expected < 1) {
@@ -67,6 +75,14 @@ public final class StageWatch {
             }
             this.base = base;
             this.expected = expected;
+        }
+
+        /** One poll: {@code records} on the topic at {@code nowNs}, and {@code upstreamRecords} on the stage's input topic. */
+        void observe(long nowNs, long records, long upstreamRecords) {
+            observe(nowNs, records);
+            if (firstNs != 0) {
+                maxBacklog = Math.max(maxBacklog, Math.max(0, upstreamRecords - records));
+            }
         }
 
         /** One poll: {@code records} on the topic at {@code nowNs}. */
@@ -91,7 +107,7 @@ public final class StageWatch {
         }
 
         OutputProgress progress() {
-            return new OutputProgress(firstNs, halfNs, halfRecords, lastNs, records);
+            return new OutputProgress(firstNs, halfNs, halfRecords, lastNs, records, maxBacklog);
         }
     }
 
@@ -100,15 +116,16 @@ public final class StageWatch {
      * stage dies or nothing completes in {@link #MAX_WAIT}.
      */
     public static OutputProgress awaitRecords(String bs, String topic, long expected, BooleanSupplier healthy) throws InterruptedException {
-        return awaitRecords(bs, topic, 0, expected, healthy);
+        return awaitRecords(bs, topic, null, 0, expected, healthy);
     }
 
     /**
      * Waits until {@code topic} holds (nearly) {@code base + expected} committed records, and times the
-     * {@code expected} that come after the first {@code base} (a warm-up's output). Fails when a stage
-     * dies or nothing completes in {@link #MAX_WAIT}.
+     * {@code expected} that come after the first {@code base} (a warm-up's output); with an
+     * {@code upstream} topic (the stage's input, written by an earlier stage; null for none), also how
+     * far the output fell behind it. Fails when a stage dies or nothing completes in {@link #MAX_WAIT}.
      */
-    public static OutputProgress awaitRecords(String bs, String topic, long base, long expected, BooleanSupplier healthy)
+    public static OutputProgress awaitRecords(String bs, String topic, String upstream, long base, long expected, BooleanSupplier healthy)
             throws InterruptedException {
         ProgressTracker tracker = new ProgressTracker(base, expected);
         try (Admin admin = admin(bs)) {
@@ -119,7 +136,12 @@ public final class StageWatch {
                             + MAX_WAIT.toMinutes() + " minutes");
                 }
                 Thread.sleep(END_OFFSET_POLL_MS);
-                tracker.observe(System.nanoTime(), endOffsetSum(admin, topic));
+                if (upstream == null) {
+                    tracker.observe(System.nanoTime(), endOffsetSum(admin, topic));
+                } else {
+                    long ahead = endOffsetSum(admin, upstream);
+                    tracker.observe(System.nanoTime(), endOffsetSum(admin, topic), ahead);
+                }
                 if (!healthy.getAsBoolean()) {
                     throw new IllegalStateException("a stage failed during the benchmark");
                 }

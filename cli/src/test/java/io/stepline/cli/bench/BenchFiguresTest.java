@@ -15,7 +15,7 @@ class BenchFiguresTest {
     private static BenchFigures figures(BenchFigures.PassThrough copy, BenchFigures.Latency latency) {
         return new BenchFigures(new BenchFigures.Traffic(1000, null, 0, 500.0), new BenchFigures.Settings("ingest", 100, 1, 1),
                 new BenchFigures.PlainRead("otlp_spans", 1000, 0.5),
-                new BenchFigures.Throughput(null, null, 250.0, null, 0.125, null, null, 6.0), copy, latency, null, 1L << 30, 2L << 30);
+                new BenchFigures.Throughput(null, null, 250.0, null, 0.125, null, null, 6.0, null), copy, latency, null, 1L << 30, 2L << 30);
     }
 
     @Test

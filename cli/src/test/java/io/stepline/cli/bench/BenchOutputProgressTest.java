@@ -71,4 +71,20 @@ class BenchOutputProgressTest {
         assertThatThrownBy(() -> new StageWatch.ProgressTracker(-1, 10)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("-1");
         assertThatThrownBy(() -> new StageWatch.ProgressTracker(0, 0)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("expected 0");
     }
+
+    @Test
+    void theBacklogIsHowFarTheOutputFellBehindItsInputOnceMeasured() {
+        StageWatch.ProgressTracker t = new StageWatch.ProgressTracker(1_000, 1_000);
+        t.observe(SECOND, 500, 1_900); // still the warm-up's output: not measured
+        t.observe(2 * SECOND, 1_200, 1_800);
+        t.observe(3 * SECOND, 1_700, 2_000);
+        t.observe(4 * SECOND, 2_000, 2_000);
+        assertThat(t.progress().maxBacklog()).isEqualTo(600);
+        StageWatch.ProgressTracker alone = new StageWatch.ProgressTracker(0, 10);
+        alone.observe(SECOND, 10);
+        assertThat(alone.progress().maxBacklog()).as("no input watched").isEqualTo(-1);
+        StageWatch.ProgressTracker ahead = new StageWatch.ProgressTracker(0, 10);
+        ahead.observe(SECOND, 10, 9); // the input's markers may count less than the output's
+        assertThat(ahead.progress().maxBacklog()).isZero();
+    }
 }
