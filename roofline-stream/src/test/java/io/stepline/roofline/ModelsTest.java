@@ -230,6 +230,49 @@ class ModelsTest {
         assertThat(slow.boundNs() / slow.expectedNs()).as("a known cell's bound").isLessThanOrEqualTo(RobustRoofline.Settings.DEFAULT_MAX_BOUND_RATIO + 1e-9);
     }
 
+    /**
+     * Decode steps at 96-160 requests, then (from {@code throttleFrom}) a 1.6x throttle at that load, then one step at a
+     * light load the model has not seen (6 requests) slowed {@code lightSlowdown}: judged in a cell without an offset.
+     */
+    private static List<StepRecord> heavyLoadThenALightStep(long seed, int throttleFrom, double lightSlowdown) {
+        SplittableRandom rng = new SplittableRandom(seed);
+        List<StepRecord> steps = new ArrayList<>();
+        long id = 0;
+        for (; id < 1_700; id++) {
+            steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, 96 + rng.nextInt(65), id >= throttleFrom ? 1.6 : 1.0));
+        }
+        steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, 6, lightSlowdown));
+        return steps;
+    }
+
+    @Test
+    void inABurstOfFlaggedStepsNewWorkIsJudgedByTheBurstNotTheExtrapolationsWiderBound() {
+        RobustRoofline calm = new RobustRoofline(RobustRoofline.Settings.defaults());
+        Assessment calmLight = null;
+        for (StepRecord s : heavyLoadThenALightStep(41, Integer.MAX_VALUE, 1.3)) {
+            calmLight = calm.assess(s);
+        }
+        assertThat(calmLight.verdict()).as("new work 1.3x slow, the steps before it healthy").isEqualTo(Verdict.NORMAL);
+        assertThat(calmLight.boundNs() / calmLight.expectedNs()).as("an extrapolation's wider bound")
+                .isGreaterThan(calmLight.ratio());
+
+        RobustRoofline throttled = new RobustRoofline(RobustRoofline.Settings.defaults());
+        Assessment last = null;
+        Assessment light = null;
+        for (StepRecord s : heavyLoadThenALightStep(41, 1_690, 1.3)) {
+            last = light;
+            light = throttled.assess(s);
+        }
+        assertThat(last.verdict()).as("the throttle's steps before it").isEqualTo(Verdict.OUTLIER);
+        assertThat(light.ratio()).as("the same new work, as slow").isCloseTo(calmLight.ratio(), org.assertj.core.data.Percentage.withPercentage(1));
+        assertThat(light.verdict()).as("new work 1.3x slow inside a burst").isEqualTo(Verdict.OUTLIER);
+        assertThat(light.boundNs() / light.expectedNs()).isCloseTo(RobustRoofline.BURST_NEW_WORK_RATIO, org.assertj.core.data.Offset.offset(1e-9));
+
+        List<StepRecord> steps = heavyLoadThenALightStep(41, 1_690, 1.3);
+        assertThat(judgedRestoredEvery(steps, 1, new HashMap<>())).as("the burst is part of the stored model")
+                .isEqualTo(judgedRestoredEvery(steps, Integer.MAX_VALUE, new HashMap<>()));
+    }
+
     @Test
     void aYoungModelRefitsEvery64StepsThenAtItsInterval() {
         SplittableRandom rng = new SplittableRandom(8);

@@ -160,7 +160,7 @@ class SchemaEvolutionTest {
     @Test
     void rooflineHeaderWrittenBeforeTheBatchLevelIsReadWithAnEmptyOne() throws IOException {
         List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName());
-        assertThat(history).hasSize(7);
+        assertThat(history).hasSize(8);
         Schema v1 = history.get(0);
         assertThat(v1.getField("batch_level")).isNull();
         assertThat(history.get(1).getField("latch_closed")).isNotNull();
@@ -253,6 +253,18 @@ class SchemaEvolutionTest {
         // no step reported yet that a sampled producer's count could have skipped
         assertThat(header.getPreviousStepId()).isEqualTo(-1L);
         assertThat(header.getSkippedSteps()).isZero();
+    }
+
+    @Test
+    void rooflineHeaderWrittenBeforeTheRecentReportsWereKeptReadsAsNoBurst() throws IOException {
+        Schema header8 = olderVersion(io.stepline.events.RooflineStateHeader.getClassSchema(), 7, "skipped_steps", "recent_reports");
+        GenericRecord old = olderHeader(header8, 10_200L, 0.4);
+        old.put("skipped_steps", 3L);
+        io.stepline.events.RooflineStateHeader header = EventSerdes.ROOFLINE_STATE_HEADER.decode(written(header8, old));
+        assertThat(header.getSkippedSteps()).isEqualTo(3L);
+        assertThat(header.getElevatedShare()).isEqualTo(0.4);
+        // no step remembered as reported: new work keeps the extrapolation's bound until a burst is seen
+        assertThat(header.getRecentReports()).isZero();
     }
 
     @Test
