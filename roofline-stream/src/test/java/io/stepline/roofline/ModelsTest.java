@@ -273,6 +273,47 @@ class ModelsTest {
                 .isEqualTo(judgedRestoredEvery(steps, Integer.MAX_VALUE, new HashMap<>()));
     }
 
+    /**
+     * Decode steps at 40-110 requests (under the 128-token hinge) for 1,500 steps, a 1.6x throttle from then on, and from
+     * step 1,600 on, at 140-220 requests: work past the hinge, which no fit has seen, whose first steps are the throttle's.
+     * Healthy again from {@code healthyFrom}.
+     */
+    private static List<StepRecord> aThrottleThatGoesOnPastTheHinge(long seed, int healthyFrom) {
+        SplittableRandom rng = new SplittableRandom(seed);
+        List<StepRecord> steps = new ArrayList<>();
+        for (long id = 0; id < healthyFrom + 1_000; id++) {
+            int decode = id < 1_600 ? 40 + rng.nextInt(71) : 140 + rng.nextInt(81);
+            steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, decode, id >= 1_500 && id < healthyFrom ? 1.6 : 1.0));
+        }
+        return steps;
+    }
+
+    @Test
+    void workFirstSeenInsideABurstIsHeldBackThenLearnedNetOfTheBurstsSlowdown() {
+        List<StepRecord> steps = aThrottleThatGoesOnPastTheHinge(23, 2_300);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        int notJudged = 0;
+        int judged = 0;
+        int flagged = 0;
+        int healthyFlagged = 0;
+        for (int i = 0; i < steps.size(); i++) {
+            Assessment a = m.assess(steps.get(i));
+            if (i >= 1_600 && i < 2_300) {
+                notJudged += a.verdict() == Verdict.WARMING_UP ? 1 : 0;
+                judged += a.verdict() == Verdict.WARMING_UP ? 0 : 1;
+                flagged += a.verdict() == Verdict.OUTLIER ? 1 : 0;
+            } else if (i >= 2_400) {
+                healthyFlagged += a.verdict() == Verdict.OUTLIER ? 1 : 0;
+            }
+        }
+        assertThat(notJudged).as("the new work's first steps: a guess, not judged").isPositive();
+        assertThat(judged).as("the new work judged once the model has refitted on it").isGreaterThan(400);
+        assertThat(flagged).as("its throttled steps flagged, not taken for its cost").isGreaterThanOrEqualTo((int) (0.9 * judged));
+        assertThat(healthyFlagged).as("healthy steps of that work once the throttle ends").isLessThan(5);
+        assertThat(judgedRestoredEvery(steps, 7, new HashMap<>())).as("restored every 7 steps, inside the burst too")
+                .isEqualTo(judgedRestoredEvery(steps, Integer.MAX_VALUE, new HashMap<>()));
+    }
+
     @Test
     void aYoungModelRefitsEvery64StepsThenAtItsInterval() {
         SplittableRandom rng = new SplittableRandom(8);

@@ -265,6 +265,8 @@ class SchemaEvolutionTest {
         assertThat(header.getElevatedShare()).isEqualTo(0.4);
         // no step remembered as reported: new work keeps the extrapolation's bound until a burst is seen
         assertThat(header.getRecentReports()).isZero();
+        assertThat(header.getBurstLog()).isZero();
+        assertThat(header.getBurstHeld()).isZero();
     }
 
     @Test
