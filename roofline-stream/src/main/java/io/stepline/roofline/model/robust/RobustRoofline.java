@@ -164,6 +164,7 @@ public final class RobustRoofline implements LatencyDetector {
     static final int BURST_HOLD = 64;
     /** Weight of one reported step in the burst's mean log ratio (~8 steps). */
     static final double BURST_ALPHA = 1.0 / 8;
+    /** The four bits of {@link #recentReports}: as many steps as a burst is counted over. */
     static final int RECENT_REPORTS_MASK = 0xF;
     /**
      * Steps after a reported sustained regression during which a further alarm is the model still
@@ -420,11 +421,10 @@ public final class RobustRoofline implements LatencyDetector {
             cells.touch(slot, steps);
         }
         recentReports = ((recentReports << 1) | (reported ? 1 : 0)) & RECENT_REPORTS_MASK;
-        if (!reported) {
-            burstHeld = 0;
-        }
         if (reported) {
             burstLog += BURST_ALPHA * (Math.max(0, Math.min(EpisodeLatch.CLAMP_LOG, logRatio)) - burstLog);
+        } else {
+            burstHeld = 0;
         }
         boolean refitted = ++sinceRefit >= refitEvery() && refit();
         Verdict v = reported ? Verdict.OUTLIER : Verdict.NORMAL;
