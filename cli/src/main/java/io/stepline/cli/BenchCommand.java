@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine;
@@ -151,7 +152,7 @@ public final class BenchCommand implements Callable<Integer> {
         try (IngestService ingest = prepared.ingest();
              DetectorService det = stage.detects() ? new DetectorService(dcfg).start(bs) : null) {
             BooleanSupplier healthy = () -> ingest.isHealthy() && (det == null || det.isHealthy());
-            BenchFigures.Throughput throughput = throughput(bs, traffic, plain, t0, det, healthy);
+            BenchFigures.Throughput throughput = throughput(bs, traffic, plain, t0, ingest, det, healthy);
             BenchFigures.PassThrough copy = passthrough ? passThrough(bs, traffic.allSteps(), state.resolve("p"), plain, healthy) : null;
             BenchFigures.Latency latency = latencySeconds > 0 ? latency(bs, instances, latencySeconds) : null;
             Double retention = det != null ? det.stats().retentionRatio() : null;
@@ -202,7 +203,7 @@ public final class BenchCommand implements Callable<Integer> {
 
     /** The stage's rate, from its first output record to the last step's output (and, with the detector, the last kernel batch decided). */
     private BenchFigures.Throughput throughput(String bs, BenchFigures.Traffic traffic, BenchFigures.PlainRead plain, long t0,
-                                              DetectorService det, BooleanSupplier healthy) throws InterruptedException {
+                                              IngestService ingest, DetectorService det, BooleanSupplier healthy) throws InterruptedException {
         long steps = traffic.steps();
         long warmup = traffic.allSteps() - steps;
         if (warmup > 0) {
@@ -210,7 +211,7 @@ public final class BenchCommand implements Callable<Integer> {
                     warmup);
         }
         // in the pipeline, how far the detector fell behind ingest: a backlog it judges later raises the second half's rate
-        String upstream = stage == BenchStage.pipeline ? Topics.STEPS.topicName() : null;
+        LongSupplier upstream = stage == BenchStage.pipeline ? () -> ingest.stats().steps() : null;
         StageWatch.OutputProgress progress = StageWatch.awaitRecords(bs, stage.outputTopic(), upstream, warmup, steps, healthy);
         Long kernelBatches = null;
         Long decided = null;
@@ -241,12 +242,14 @@ public final class BenchCommand implements Callable<Integer> {
     private BenchFigures.PassThrough passThrough(String bs, long steps, Path stateDir, BenchFigures.PlainRead plain, BooleanSupplier stagesHealthy)
             throws InterruptedException {
         try (StreamsApp copy = PassThroughStage.start(bs, Topics.STEPS.topicName(), stateDir, commitIntervalMs)) {
-            StageWatch.OutputProgress progress = StageWatch.awaitRecords(bs, PassThroughStage.OUTPUT_TOPIC, steps,
+            StageWatch.OutputProgress progress = StageWatch.awaitCommitted(bs, PassThroughStage.APPLICATION_ID, Topics.STEPS.topicName(),
                     () -> copy.isHealthy() && stagesHealthy.getAsBoolean());
             double s = progress.seconds();
-            spec.commandLine().getErr().printf(Locale.ROOT, "pass-through: %,d step records copied to %s in %.2f s after the first%n",
+            spec.commandLine().getErr().printf(Locale.ROOT, "pass-through: %,d steps' records copied to %s in %.2f s after the first%n",
                     steps, PassThroughStage.OUTPUT_TOPIC, s);
-            double steady = progress.steadyPerS();
+            // its progress is in offsets of stepline.steps: the second half's share of them is taken as its share of the steps
+            double steady = progress.lastNs() > progress.halfNs() ? steps * (progress.lastRecords() - progress.halfRecords())
+                    / (double) progress.lastRecords() / ((progress.lastNs() - progress.halfNs()) / 1e9) : Double.NaN;
             double yardstick = plain.plainConsumerStepsPerS();
             return new BenchFigures.PassThrough(steps / s, steps / s / yardstick, Double.isNaN(steady) ? null : steady,
                     Double.isNaN(steady) ? null : steady / yardstick);

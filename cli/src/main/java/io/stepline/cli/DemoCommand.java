@@ -31,7 +31,7 @@ import io.stepline.kafka.ClusterOptions;
 import io.stepline.kafka.KafkaTarget;
 import io.stepline.reports.incident.IncidentReport;
 import io.stepline.evaluation.TruthScore;
-import io.stepline.schemas.EventSerdes;
+import io.stepline.schemas.BatchedRecords;
 import io.stepline.schemas.Topics;
 import io.stepline.simulator.Presets;
 import io.stepline.simulator.Simulation;
@@ -174,7 +174,7 @@ public final class DemoCommand implements Callable<Integer> {
             }
             long anomalies = pipeline.exportAnomalies(out.resolve("anomalies.jsonl"), null);
             List<StepVerdict> verdicts = new ArrayList<>();
-            TopicReader.readAll(target.bootstrapServers(), Topics.VERDICTS.topicName(), v -> verdicts.add(EventSerdes.VERDICT.decode(v)));
+            TopicReader.readAll(target.bootstrapServers(), Topics.VERDICTS.topicName(), v -> verdicts.addAll(BatchedRecords.VERDICTS.decode(v)));
             List<Incident> incidents = new ArrayList<>();
             for (IncidentReport r : pipeline.reports().reporter().reports()) {
                 incidents.add(r.toIncident(null));

@@ -47,7 +47,7 @@ public final class ReplayCommand implements Callable<Integer> {
     @Option(names = "--from-time", paramLabel = "ISO-8601", description = "Start at this record time, e.g. 2026-01-01T00:00:30Z.")
     String fromTime;
 
-    @Option(names = "--from-offset", paramLabel = "N", description = "Start every partition of the input topics at this offset.")
+    @Option(names = "--from-offset", paramLabel = "N", description = "Start every partition of the input topics at this offset (an offset of stepline.steps is a record, which carries many steps).")
     Long fromOffset;
 
     @Option(names = "--out", required = true, paramLabel = "DIR", description = "Report directory for the replay.")

@@ -20,7 +20,7 @@ import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestService;
 import io.stepline.kafka.TopicProvisioner;
 import io.stepline.schemas.Topics;
-import io.stepline.schemas.EventSerdes;
+import io.stepline.schemas.BatchedRecords;
 
 /**
  * The real OpenTelemetry Collector, with the configuration Stepline ships in docker/: the SDK's
@@ -81,7 +81,7 @@ class CollectorContainerIT {
             long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
             while (steps.size() < 20 && System.nanoTime() < deadline) {
                 steps = SdkSteps.read(bs, Topics.STEPS.topicName(), Integer.MAX_VALUE, Duration.ofSeconds(3)).stream()
-                        .map(EventSerdes.STEP::decode).filter(x -> x.getInstanceId().equals("collector-log")).toList();
+                        .flatMap(v -> BatchedRecords.STEPS.decode(v).stream()).filter(x -> x.getInstanceId().equals("collector-log")).toList();
             }
             org.assertj.core.api.Assertions.assertThat(steps).extracting(io.stepline.events.StepRecord::getStepId)
                     .containsExactlyElementsOf(java.util.stream.LongStream.range(0, 20).boxed().toList());

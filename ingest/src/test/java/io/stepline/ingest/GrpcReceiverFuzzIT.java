@@ -51,6 +51,7 @@ import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestService;
 import io.stepline.ingest.validation.Rejection;
 import io.stepline.kafka.EmbeddedKafkaBroker;
+import io.stepline.schemas.BatchedRecords;
 import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
@@ -190,9 +191,10 @@ class GrpcReceiverFuzzIT {
                 List<Long> repeated = new ArrayList<>();
                 long expectedSteps = goodSteps;
                 consume(broker.bootstrapServers(), Topics.STEPS.topicName(), v -> {
-                    StepRecord r = EventSerdes.STEP.decode(v);
-                    if (r.getInstanceId().equals(GOOD_INSTANCE) && !stepIds.add(r.getStepId())) {
-                        repeated.add(r.getStepId());
+                    for (StepRecord r : BatchedRecords.STEPS.decode(v)) {
+                        if (r.getInstanceId().equals(GOOD_INSTANCE) && !stepIds.add(r.getStepId())) {
+                            repeated.add(r.getStepId());
+                        }
                     }
                 }, () -> stepIds.size() >= expectedSteps);
                 assertThat(stepIds).as("steps of the valid exports").hasSize((int) goodSteps);

@@ -28,6 +28,8 @@ import io.stepline.ingest.topology.AssemblerState;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestTopology;
 import io.stepline.ingest.validation.Rejection;
+import io.stepline.events.StepRecord;
+import io.stepline.schemas.BatchedRecords;
 import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
@@ -176,7 +178,8 @@ class HostileInputFuzzTest {
             List<DeadLetter> dead = new ArrayList<>();
             dlq.readValuesToList().forEach(v -> dead.add(EventSerdes.DEAD_LETTER.decode(v)));
             assertThat(dead).extracting(DeadLetter::getReasonCode).containsExactly(Rejection.ABSURD_VALUE);
-            assertThat(steps.readValuesToList()).extracting(v -> EventSerdes.STEP.decode(v).getStepId()).containsExactly(10L, 11L);
+            assertThat(steps.readValuesToList().stream().flatMap(v -> BatchedRecords.STEPS.decode(v).stream()).map(StepRecord::getStepId))
+                    .containsExactly(10L, 11L);
         }
     }
 }

@@ -23,6 +23,7 @@ import io.stepline.events.StepRecord;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestService;
 import io.stepline.kafka.EmbeddedKafkaBroker;
+import io.stepline.schemas.BatchedRecords;
 import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
@@ -58,7 +59,7 @@ class IngestRestartIT {
             IngestService after = new IngestService(config(tmp.resolve("after"))).start(bs);
             List<StepRecord> steps = new ArrayList<>();
             // Kafka Streams does not leave its group on close: the new member waits out the old one's session
-            SdkSteps.read(bs, Topics.STEPS.topicName(), 12, Duration.ofSeconds(120)).forEach(v -> steps.add(EventSerdes.STEP.decode(v)));
+            SdkSteps.read(bs, Topics.STEPS.topicName(), 12, Duration.ofSeconds(120)).forEach(v -> steps.addAll(BatchedRecords.STEPS.decode(v)));
             List<DeadLetter> dead = new ArrayList<>();
             SdkSteps.read(bs, Topics.DLQ.topicName(), 1).forEach(v -> dead.add(EventSerdes.DEAD_LETTER.decode(v)));
             after.close();

@@ -38,6 +38,7 @@ import io.stepline.events.StepRecord;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestTopology;
 import io.stepline.ingest.topology.StepAssembler;
+import io.stepline.schemas.BatchedRecords;
 import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 import io.stepline.schemas.otlp.OtlpJson;
@@ -77,7 +78,7 @@ class IngestTopologyTest {
 
     private List<StepRecord> steps() {
         List<StepRecord> out = new ArrayList<>();
-        steps.readValuesToList().forEach(v -> out.add(EventSerdes.STEP.decode(v)));
+        steps.readValuesToList().forEach(v -> out.addAll(BatchedRecords.STEPS.decode(v)));
         return out;
     }
 
@@ -85,6 +86,27 @@ class IngestTopologyTest {
         List<DeadLetter> out = new ArrayList<>();
         dlq.readValuesToList().forEach(v -> out.add(EventSerdes.DEAD_LETTER.decode(v)));
         return out;
+    }
+
+    /**
+     * Issue 19: a step costs the broker a share of a record. The steps one message completes go as
+     * one record of their instance, in order; another instance's message, another record.
+     */
+    @Test
+    void theStepsOfOneMessageGoAsOneRecordOfTheirInstance() {
+        List<io.opentelemetry.proto.trace.v1.Span> spans = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            spans.addAll(Otlp.formAStep(100 + i, 1, T0 + i * 20_000_000L, 12_000_000));
+        }
+        in.pipeInput(null, Otlp.traces(Otlp.resource("vllm-a", "mixed", 1), "vllm.scheduler.step", spans).toByteArray());
+        in.pipeInput(null, Otlp.traces(Otlp.resource("vllm-b", "mixed", 1), "vllm.scheduler.step", Otlp.formAStep(7, 1, T0, 9_000_000)).toByteArray());
+        var records = steps.readRecordsToList();
+        assertThat(records).extracting(r -> r.key()).containsExactly("vllm-a", "vllm-b");
+        assertThat(records).allSatisfy(r -> assertThat(BatchedRecords.STEPS.isBatch(r.value())).isTrue());
+        assertThat(BatchedRecords.STEPS.decode(records.get(0).value())).extracting(StepRecord::getStepId)
+                .containsExactlyElementsOf(java.util.stream.LongStream.range(100, 120).boxed().toList());
+        assertThat(BatchedRecords.STEPS.decode(records.get(1).value())).extracting(StepRecord::getStepId).containsExactly(7L);
+        assertThat(dlq.isEmpty()).isTrue();
     }
 
     @Test

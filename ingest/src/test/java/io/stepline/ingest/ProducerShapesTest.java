@@ -31,6 +31,7 @@ import io.stepline.ingest.accounting.ProducerWarning;
 import io.stepline.ingest.otlp.StepMapper;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestTopology;
+import io.stepline.schemas.BatchedRecords;
 import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
@@ -75,7 +76,7 @@ class ProducerShapesTest {
 
     private List<StepRecord> steps() {
         List<StepRecord> out = new ArrayList<>();
-        steps.readValuesToList().forEach(v -> out.add(EventSerdes.STEP.decode(v)));
+        steps.readValuesToList().forEach(v -> out.addAll(BatchedRecords.STEPS.decode(v)));
         return out;
     }
 

@@ -25,6 +25,7 @@ import io.stepline.events.DeadLetter;
 import io.stepline.events.StepRecord;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestTopology;
+import io.stepline.schemas.BatchedRecords;
 import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
@@ -104,7 +105,7 @@ class ReplayPaceTest {
             // the input stops: the liveness wait gives up what still waits for later messages
             IngestTopologyTest.run(driver, Duration.ofSeconds(15));
             Output o = new Output(new ArrayList<>(), new ArrayList<>());
-            steps.readValuesToList().forEach(v -> o.steps.add(EventSerdes.STEP.decode(v)));
+            steps.readValuesToList().forEach(v -> o.steps.addAll(BatchedRecords.STEPS.decode(v)));
             dlq.readValuesToList().forEach(v -> o.deadLetters.add(EventSerdes.DEAD_LETTER.decode(v)));
             return o;
         }

@@ -22,7 +22,9 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 import io.stepline.events.StepRecord;
+import io.stepline.schemas.BatchedRecords;
 import io.stepline.schemas.EventSerdes;
+import io.stepline.schemas.Topics;
 
 /** vLLM-shaped step spans sent with the OpenTelemetry Java SDK, and what integration tests read back. */
 final class SdkSteps {
@@ -88,12 +90,19 @@ final class SdkSteps {
         assertThat(steps).allSatisfy(r -> assertThat(r.getPhases()).hasSize(7));
     }
 
-    /** Reads a topic from the beginning until at least {@code atLeast} records or 30 s. */
+    private static List<byte[]> items(String topic, byte[] value) {
+        return topic.equals(Topics.STEPS.topicName()) ? BatchedRecords.STEPS.split(value) : List.of(value);
+    }
+
+    /** Reads a topic from the beginning until at least {@code atLeast} records or 30 s (steps: see below). */
     static List<byte[]> read(String bootstrapServers, String topic, int atLeast) {
         return read(bootstrapServers, topic, atLeast, Duration.ofSeconds(30));
     }
 
-    /** Reads a topic from the beginning until at least {@code atLeast} records or {@code patience}. */
+    /**
+     * Reads a topic from the beginning until at least {@code atLeast} records or {@code patience}; the
+     * records of {@code stepline.steps} are split into their steps (one encoded step each).
+     */
     static List<byte[]> read(String bootstrapServers, String topic, int atLeast, Duration patience) {
         Properties p = new Properties();
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
@@ -105,11 +114,11 @@ final class SdkSteps {
             c.seekToBeginning(parts);
             long deadline = System.nanoTime() + patience.toNanos();
             while (System.nanoTime() < deadline) {
-                c.poll(Duration.ofMillis(200)).forEach(r -> out.add(r.value()));
+                c.poll(Duration.ofMillis(200)).forEach(r -> out.addAll(items(topic, r.value())));
                 if (out.size() >= atLeast) {
                     long quiet = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1500);
                     while (System.nanoTime() < quiet) {
-                        c.poll(Duration.ofMillis(200)).forEach(r -> out.add(r.value()));
+                        c.poll(Duration.ofMillis(200)).forEach(r -> out.addAll(items(topic, r.value())));
                     }
                     break;
                 }

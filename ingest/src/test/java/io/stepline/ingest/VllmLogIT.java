@@ -28,6 +28,7 @@ import io.stepline.ingest.logs.LogCounts;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestService;
 import io.stepline.kafka.EmbeddedKafkaBroker;
+import io.stepline.schemas.BatchedRecords;
 import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
@@ -124,7 +125,7 @@ class VllmLogIT {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         List<StepRecord> mine = List.of();
         while (mine.size() < n && System.nanoTime() < deadline) {
-            mine = SdkSteps.read(broker.bootstrapServers(), Topics.STEPS.topicName(), Integer.MAX_VALUE, java.time.Duration.ofSeconds(3)).stream().map(EventSerdes.STEP::decode)
+            mine = SdkSteps.read(broker.bootstrapServers(), Topics.STEPS.topicName(), Integer.MAX_VALUE, java.time.Duration.ofSeconds(3)).stream().flatMap(v -> BatchedRecords.STEPS.decode(v).stream())
                     .filter(s -> s.getInstanceId().equals(instance)).toList();
         }
         return mine;

@@ -26,6 +26,7 @@ import io.stepline.events.Incident;
 import io.stepline.events.RequestEvent;
 import io.stepline.events.RooflineModel;
 import io.stepline.events.StepVerdict;
+import io.stepline.schemas.BatchedRecords;
 import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
@@ -107,9 +108,10 @@ public final class PipelineTopicMetrics implements AutoCloseable {
             return;
         }
         if (topic.equals(Topics.VERDICTS.topicName())) {
-            StepVerdict v = EventSerdes.VERDICT.decode(value);
-            Counter.builder("stepline.verdicts").description("Step verdicts by outcome")
-                    .tag("verdict", v.getVerdict().name()).register(registry).increment();
+            for (StepVerdict v : BatchedRecords.VERDICTS.decode(value)) {
+                Counter.builder("stepline.verdicts").description("Step verdicts by outcome")
+                        .tag("verdict", v.getVerdict().name()).register(registry).increment();
+            }
         } else if (topic.equals(Topics.ANOMALIES.topicName())) {
             Anomaly a = EventSerdes.ANOMALY.decode(value);
             Counter.builder("stepline.anomalies").description("Anomalies by instance and kind")

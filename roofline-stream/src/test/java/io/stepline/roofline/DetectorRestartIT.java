@@ -26,6 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
 import io.stepline.events.StepVerdict;
 import io.stepline.kafka.EmbeddedKafkaBroker;
 import io.stepline.roofline.topology.RooflineTopology;
+import io.stepline.schemas.BatchedRecords;
 import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
@@ -106,9 +107,10 @@ class DetectorRestartIT {
                     c.seekToBeginning(parts);
                 }
                 c.poll(Duration.ofMillis(200)).forEach(r -> {
-                    StepVerdict v = EventSerdes.VERDICT.decode(r.value());
-                    out.put(v.getInstanceId() + "/" + String.format("%06d", v.getStepId()),
-                            v.getVerdict() + "/" + v.getModelVersion() + "/" + v.getExpectedNs());
+                    for (StepVerdict v : BatchedRecords.VERDICTS.decode(r.value())) {
+                        out.put(v.getInstanceId() + "/" + String.format("%06d", v.getStepId()),
+                                v.getVerdict() + "/" + v.getModelVersion() + "/" + v.getExpectedNs());
+                    }
                 });
             }
         }

@@ -28,6 +28,7 @@ import io.stepline.events.StepRecord;
 import io.stepline.events.StepVerdict;
 import io.stepline.events.Verdict;
 import io.stepline.roofline.topology.RooflineTopology;
+import io.stepline.schemas.BatchedRecords;
 import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
@@ -71,7 +72,7 @@ class RooflineTopologyTest {
             kernels.pipeInput("i-1", new byte[] {1, 2, 3});
 
             List<StepVerdict> vs = new ArrayList<>();
-            verdicts.readValuesToList().forEach(v -> vs.add(EventSerdes.VERDICT.decode(v)));
+            verdicts.readValuesToList().forEach(v -> vs.addAll(BatchedRecords.VERDICTS.decode(v)));
             assertThat(vs).hasSize(3000);
             assertThat(vs.get(0).getVerdict()).isEqualTo(Verdict.WARMING_UP);
             assertThat(vs.get(2500).getVerdict()).isEqualTo(Verdict.OUTLIER);
@@ -130,7 +131,7 @@ class RooflineTopologyTest {
                 steps.pipeInput("i-1", EventSerdes.STEP.encode(Steps.step(rng, "i-1", i, (2000 + i) * 10_000_000L, Steps.Noise.LOGNORMAL, 1)));
             }
             List<StepVerdict> vs = new ArrayList<>();
-            verdicts.readValuesToList().forEach(v -> vs.add(EventSerdes.VERDICT.decode(v)));
+            verdicts.readValuesToList().forEach(v -> vs.addAll(BatchedRecords.VERDICTS.decode(v)));
             return vs;
         }
     }
@@ -139,6 +140,62 @@ class RooflineTopologyTest {
     private static List<String> judged(List<StepVerdict> vs) {
         return vs.stream().map(v -> v.getStepId() + "@" + v.getStartUnixNano() + " " + v.getVerdict() + " " + v.getExpectedNs() + " "
                 + v.getBoundNs() + " v" + v.getModelVersion()).toList();
+    }
+
+    /** What the detector wrote for a run of steps: verdict records, verdicts, anomalies and dead letters. */
+    private record Judged(int verdictRecords, List<StepVerdict> verdicts, List<Anomaly> anomalies, List<io.stepline.events.DeadLetter> dead) { }
+
+    /** Pipes {@code records} (keyed i-1) into a fresh detector. */
+    private Judged judge(List<byte[]> records, Path dir) {
+        DetectorConfig cfg = DetectorConfig.builder().stateDir(dir).baselineSampleRate(0).build();
+        try (TopologyTestDriver driver = new TopologyTestDriver(RooflineTopology.build(cfg), cfg.streamsProperties("dummy:9092"))) {
+            TestInputTopic<String, byte[]> steps = driver.createInputTopic(Topics.STEPS.topicName(), new StringSerializer(), new ByteArraySerializer());
+            TestOutputTopic<String, byte[]> verdicts = driver.createOutputTopic(Topics.VERDICTS.topicName(), new StringDeserializer(), new ByteArrayDeserializer());
+            TestOutputTopic<String, byte[]> anomalies = driver.createOutputTopic(Topics.ANOMALIES.topicName(), new StringDeserializer(), new ByteArrayDeserializer());
+            TestOutputTopic<String, byte[]> dlq = driver.createOutputTopic(Topics.DLQ.topicName(), new StringDeserializer(), new ByteArrayDeserializer());
+            records.forEach(r -> steps.pipeInput("i-1", r));
+            List<byte[]> vr = verdicts.readValuesToList();
+            List<StepVerdict> vs = new ArrayList<>();
+            vr.forEach(v -> vs.addAll(BatchedRecords.VERDICTS.decode(v)));
+            return new Judged(vr.size(), vs, anomalies.readValuesToList().stream().map(EventSerdes.ANOMALY::decode).toList(),
+                    dlq.readValuesToList().stream().map(EventSerdes.DEAD_LETTER::decode).toList());
+        }
+    }
+
+    /**
+     * Issue 19: ingest writes the steps of one input message as one record. Judged from such records the
+     * steps get the verdicts and anomalies they get one record each, the verdicts of one record go as one
+     * record, and an unreadable step inside a batch is dead-lettered alone, its neighbours judged.
+     */
+    @Test
+    void stepsBatchedInOneRecordAreJudgedAsTheSameStepsOneRecordEach() {
+        SplittableRandom rng = new SplittableRandom(5);
+        List<byte[]> encoded = new ArrayList<>();
+        for (int i = 0; i < 1500; i++) {
+            encoded.add(EventSerdes.STEP.encode(Steps.step(rng, "i-1", i, i * 10_000_000L, Steps.Noise.LOGNORMAL, i == 1100 || i == 1300 ? 3 : 1)));
+        }
+        byte[] unreadable = {(byte) 0xC3, 1, 2, 3};
+        List<byte[]> single = new ArrayList<>(encoded);
+        single.add(700, unreadable);
+        List<byte[]> batched = new ArrayList<>();
+        for (int from = 0; from < single.size(); from += 16) {
+            batched.add(BatchedRecords.STEPS.join("i-1", single.subList(from, Math.min(single.size(), from + 16))));
+        }
+
+        Judged one = judge(single, state.resolve("single"));
+        Judged many = judge(batched, state.resolve("batched"));
+
+        assertThat(one.verdicts()).hasSize(1500);
+        assertThat(one.verdictRecords()).isEqualTo(1500);
+        assertThat(many.verdictRecords()).isEqualTo(batched.size());
+        assertThat(judged(many.verdicts())).isEqualTo(judged(one.verdicts()));
+        assertThat(many.verdicts().get(1100).getVerdict()).isEqualTo(Verdict.OUTLIER);
+        assertThat(many.anomalies()).extracting(Anomaly::getStepId).contains(1100L, 1300L)
+                .containsExactlyElementsOf(one.anomalies().stream().map(Anomaly::getStepId).toList());
+        assertThat(many.anomalies()).extracting(Anomaly::getAnomalyId).containsExactlyElementsOf(one.anomalies().stream().map(Anomaly::getAnomalyId).toList());
+        assertThat(many.dead()).hasSize(1);
+        assertThat(many.dead().get(0).getReasonCode()).isEqualTo("UNDECODABLE_STEP");
+        assertThat(many.dead().get(0).getPayload().array()).isEqualTo(unreadable);
     }
 
     @Test
@@ -182,7 +239,7 @@ class RooflineTopologyTest {
                 steps.pipeInput("i-1", bytes);
             }
             List<StepVerdict> vs = new ArrayList<>();
-            verdicts.readValuesToList().forEach(v -> vs.add(EventSerdes.VERDICT.decode(v)));
+            verdicts.readValuesToList().forEach(v -> vs.addAll(BatchedRecords.VERDICTS.decode(v)));
             assertThat(vs).hasSize(2600);
             assertThat(vs.get(2500).getVerdict()).isEqualTo(Verdict.OUTLIER);
             Anomaly a = anomalies.readValuesToList().stream().map(EventSerdes.ANOMALY::decode).filter(x -> x.getStepId() == 2500)

@@ -220,6 +220,17 @@ public final class AvroSerde<T extends SpecificRecord> implements Serde<T> {
         }
     }
 
+    /**
+     * Whether {@code bytes} carry the single-object header of this type: its current schema's or a
+     * known older version's fingerprint (the body is not read).
+     */
+    public boolean wrote(byte[] bytes) {
+        if (bytes == null || bytes.length < HEADER_LENGTH || bytes[0] != MARKER_1 || bytes[1] != MARKER_2) {
+            return false;
+        }
+        return isCurrent(bytes) || olderReaders.containsKey(ByteBuffer.wrap(bytes, 2, 8).order(ByteOrder.LITTLE_ENDIAN).getLong());
+    }
+
     /** This thread's decoder positioned at the body of {@code bytes}, after the single-object header. */
     private static MessageDecoder body(byte[] bytes) throws IOException {
         if (bytes.length < HEADER_LENGTH || bytes[0] != MARKER_1 || bytes[1] != MARKER_2) {

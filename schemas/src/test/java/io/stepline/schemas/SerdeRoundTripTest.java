@@ -147,7 +147,9 @@ class SerdeRoundTripTest {
                             .setHealthyLatencyNs(4_000_000L).setFaultId("f-1").setFaultType(FaultType.HOST_STALL).setMagnitude(3.0).build(),
                     FaultEpisode.newBuilder().setFaultId("f-1").setFaultType(FaultType.KERNEL_REGRESSION).setInstanceId("i-1")
                             .setRank(0).setStartUnixNano(1).setEndUnixNano(2).setMagnitude(1.6).setSustained(true)
-                            .setDetail(Map.of("kernel", "_Z10flash_fwdILi64EEvv")).build());
+                            .setDetail(Map.of("kernel", "_Z10flash_fwdILi64EEvv")).build(),
+                    new StepBatch("i-1", List.of(ByteBuffer.wrap(EventSerdes.STEP.encode(step)), ByteBuffer.wrap(new byte[] {1, 2}))),
+                    new VerdictBatch("i-1", List.of(ByteBuffer.wrap(new byte[] {3}), ByteBuffer.wrap(new byte[0]))));
         }
     }
 }

@@ -53,8 +53,8 @@ public record BenchFigures(@JsonUnwrapped Traffic traffic, @JsonUnwrapped Settin
      * The stage's rate from its first output on (start-up is not throughput; after a warm-up, from its
      * first output past the warm-up's), and over the second half of that output (steady); kernel
      * figures only where the detector ran. {@code secondsInclStartup}: from the stages' start, warm-up
-     * included. {@code maxDetectorBacklogSteps} (the pipeline only): the most step records ingest had
-     * committed ahead of the detector's verdicts at a poll of the measured output; a detector that fell
+     * included. {@code maxDetectorBacklogSteps} (the pipeline only): the most steps ingest had
+     * assembled ahead of the detector's committed verdicts at a poll of the measured output; a detector that fell
      * behind judges that backlog at the end, and the steady rate then includes its catch-up.
      */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)

@@ -35,8 +35,8 @@ public enum BenchStage {
                 long stepRecords = count(in, Topics.STEPS.topicName());
                 long kernelBatches = in.withKernels() ? count(in, Topics.KERNELS.topicName()) : 0;
                 double s = (System.nanoTime() - c0) / 1e9;
-                in.err().printf(Locale.ROOT, "%,d step records and %,d kernel batches; plain consumer read them in %.2f s%n",
-                        stepRecords, kernelBatches, s);
+                in.err().printf(Locale.ROOT, "%,d steps in %,d records and %,d kernel batches; plain consumer read them in %.2f s%n",
+                        in.steps(), stepRecords, kernelBatches, s);
                 return new Prepared(ingest, new BenchFigures.PlainRead(Topics.STEPS.topicName(), in.steps(), s));
             } catch (InterruptedException | RuntimeException e) {
                 ingest.close();

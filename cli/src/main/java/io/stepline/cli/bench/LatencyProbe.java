@@ -16,8 +16,8 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
- * Reads a stage's output while paced load runs and records, for each record produced after the
- * probe started, output seen (read_committed) minus the produce time of the input it came from
+ * Reads a stage's output while paced load runs and records, for each step or verdict produced
+ * after the probe started (a record may carry many), output seen (read_committed) minus the produce time of the input it came from
  * (Kafka Streams carries that timestamp to everything derived from it). The histogram is handed
  * over only once the reader has stopped, and a reader that failed fails {@link #finish}: an empty
  * or half-written histogram is never read as a latency.
@@ -66,7 +66,11 @@ public final class LatencyProbe {
             while (!done.getAsBoolean()) {
                 for (var r : c.poll(Duration.ofMillis(20))) {
                     if (r.timestamp() >= sinceMs) {
-                        sample.accept((System.currentTimeMillis() - r.timestamp()) * 1_000_000L);
+                        // every step or verdict of a batch came from the same input message: one latency each
+                        long ns = (System.currentTimeMillis() - r.timestamp()) * 1_000_000L;
+                        for (int i = ItemCounter.items(r.value()); i > 0; i--) {
+                            sample.accept(ns);
+                        }
                     }
                 }
             }

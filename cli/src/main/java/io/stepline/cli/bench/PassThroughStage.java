@@ -23,12 +23,15 @@ import io.stepline.kafka.TopicProvisioner;
  * The cheapest Kafka Streams stage there is: every record of the input copied, bytes unchanged, to
  * an output topic, with exactly the settings of Stepline's stages (exactly-once v2, commit
  * interval, batches, fetch sizes). {@code stepline bench --passthrough} runs it over
- * {@code stepline.steps}, so a stage that writes one record per step can be compared with what
- * the framework and the broker cost for one record per step on the same machine in the same run.
+ * {@code stepline.steps}, so a stage can be compared with what the framework and the broker cost
+ * for the records that carry its steps (ingest writes many steps a record), on the same machine in
+ * the same run.
  */
 public final class PassThroughStage {
     /** Where the copies go; a scratch topic of the benchmark, created with the input's partition count. */
     public static final String OUTPUT_TOPIC = "stepline.bench.passthrough";
+    /** Its application id, the consumer group whose committed offsets say how far it has copied. */
+    public static final String APPLICATION_ID = "bench-passthrough";
 
     private PassThroughStage() {}
 
@@ -52,7 +55,7 @@ public final class PassThroughStage {
             throw new IllegalStateException("interrupted while describing " + inputTopic, e);
         }
         TopicProvisioner.ensure(bootstrapServers, List.of(new NewTopic(OUTPUT_TOPIC, Optional.of(partitions), Optional.empty())));
-        Properties p = StreamsApp.baseProperties("bench-passthrough", bootstrapServers, stateDir, commitIntervalMs, 0);
+        Properties p = StreamsApp.baseProperties(APPLICATION_ID, bootstrapServers, stateDir, commitIntervalMs, 0);
         return new StreamsApp(topology(inputTopic, OUTPUT_TOPIC), p).start();
     }
 }

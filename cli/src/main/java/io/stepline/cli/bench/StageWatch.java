@@ -4,8 +4,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -13,12 +15,12 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import io.stepline.cli.pipeline.Quiescence;
 
 /**
- * Watches a stage's output from outside, as a consumer would: the committed end offsets of its
- * output topic, read from the broker every {@link #END_OFFSET_POLL_MS}.
+ * Watches a stage's output from outside, as a consumer would: the steps or verdicts its output
+ * topic carries, counted by a read_committed consumer and looked at every {@link #END_OFFSET_POLL_MS}.
  */
 public final class StageWatch {
     /**
-     * How often the harness reads a stage's output end offsets from the broker: the resolution of
+     * How often the harness looks at how far a stage's output has come: the resolution of
      * the timings, under 3% of the phases of a few seconds and more that it measures.
      */
     static final long END_OFFSET_POLL_MS = 250;
@@ -52,12 +54,12 @@ public final class StageWatch {
     }
 
     /**
-     * Follows the end-offset sums of a stage's output topic, poll by poll, for {@code expected} records
-     * that come after {@code base} records already expected there (a warm-up's): the measured output
-     * starts with the first poll past {@code base}. Done at 99.9% of {@code base + expected} (the sums
-     * count transaction markers too, a slight over-count). Where the stage's input is itself an earlier
-     * stage's output, the most records the input was ahead of the output at a poll of the measured part
-     * is its backlog: records the stage judged later than they came.
+     * Follows how much a stage has output, poll by poll, for {@code expected} (steps, verdicts or
+     * offsets) that come after {@code base} already expected there (a warm-up's): the measured output
+     * starts with the first poll past {@code base}. Done at 99.9% of {@code base + expected} (a stage
+     * may leave a last step or two without output, such as a step whose latency needs a successor).
+     * Where the stage's input is itself an earlier stage's output, the most the input was ahead of
+     * the output at a poll of the measured part is its backlog: steps the stage judged later than they came.
      */
     static final class ProgressTracker {
         private final long base;
@@ -112,7 +114,7 @@ public final class StageWatch {
     }
 
     /**
-     * Waits until {@code topic} holds (nearly) {@code expected} committed records. Fails when a
+     * Waits until {@code topic} carries (nearly) {@code expected} steps or verdicts. Fails when a
      * stage dies or nothing completes in {@link #MAX_WAIT}.
      */
     public static OutputProgress awaitRecords(String bs, String topic, long expected, BooleanSupplier healthy) throws InterruptedException {
@@ -120,34 +122,65 @@ public final class StageWatch {
     }
 
     /**
-     * Waits until {@code topic} holds (nearly) {@code base + expected} committed records, and times the
-     * {@code expected} that come after the first {@code base} (a warm-up's output); with an
-     * {@code upstream} topic (the stage's input, written by an earlier stage; null for none), also how
-     * far the output fell behind it. Fails when a stage dies or nothing completes in {@link #MAX_WAIT}.
+     * Waits until {@code topic} carries (nearly) {@code base + expected} steps or verdicts (counted
+     * inside their records by {@link ItemCounter}: one record carries many), and times the
+     * {@code expected} that come after the first {@code base} (a warm-up's output); with
+     * {@code upstream} (the steps the stage's input holds so far, as the stage before it counts them;
+     * null for none), also how far the output fell behind it. Fails when a stage dies or nothing
+     * completes in {@link #MAX_WAIT}.
      */
-    public static OutputProgress awaitRecords(String bs, String topic, String upstream, long base, long expected, BooleanSupplier healthy)
+    public static OutputProgress awaitRecords(String bs, String topic, LongSupplier upstream, long base, long expected, BooleanSupplier healthy)
+            throws InterruptedException {
+        try (ItemCounter out = new ItemCounter(bs, topic)) {
+            return await(topic, out::count, upstream, base, expected, healthy);
+        }
+    }
+
+    /**
+     * Waits until consumer group {@code group} has committed its way through {@code input}, complete by
+     * now: for a stage that copies records whose steps it does not read (the pass-through), its
+     * progress in offsets of its input, read from the broker (nothing of the copies is fetched).
+     */
+    public static OutputProgress awaitCommitted(String bs, String group, String input, BooleanSupplier healthy) throws InterruptedException {
+        try (Admin admin = admin(bs)) {
+            long ends = endOffsetSum(admin, input);
+            return await(input, () -> committedSum(admin, group), null, 0, ends, healthy);
+        }
+    }
+
+    private static long committedSum(Admin admin, String group) {
+        try {
+            return admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS).values().stream()
+                    .filter(java.util.Objects::nonNull).mapToLong(o -> o.offset()).sum();
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("cannot read the committed offsets of " + group + ": " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while reading the committed offsets of " + group, e);
+        }
+    }
+
+    private static OutputProgress await(String topic, LongSupplier output, LongSupplier upstream, long base, long expected, BooleanSupplier healthy)
             throws InterruptedException {
         ProgressTracker tracker = new ProgressTracker(base, expected);
-        try (Admin admin = admin(bs)) {
-            long deadline = System.nanoTime() + MAX_WAIT.toNanos();
-            while (!tracker.done()) {
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("only " + tracker.records() + " of " + (base + expected) + " records on " + topic + " after "
-                            + MAX_WAIT.toMinutes() + " minutes");
-                }
-                Thread.sleep(END_OFFSET_POLL_MS);
-                if (upstream == null) {
-                    tracker.observe(System.nanoTime(), endOffsetSum(admin, topic));
-                } else {
-                    long ahead = endOffsetSum(admin, upstream);
-                    tracker.observe(System.nanoTime(), endOffsetSum(admin, topic), ahead);
-                }
-                if (!healthy.getAsBoolean()) {
-                    throw new IllegalStateException("a stage failed during the benchmark");
-                }
+        long deadline = System.nanoTime() + MAX_WAIT.toNanos();
+        while (!tracker.done()) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("only " + tracker.records() + " of " + (base + expected) + " on " + topic + " after "
+                        + MAX_WAIT.toMinutes() + " minutes");
             }
-            return tracker.progress();
+            Thread.sleep(END_OFFSET_POLL_MS);
+            if (upstream == null) {
+                tracker.observe(System.nanoTime(), output.getAsLong());
+            } else {
+                long ahead = upstream.getAsLong();
+                tracker.observe(System.nanoTime(), output.getAsLong(), ahead);
+            }
+            if (!healthy.getAsBoolean()) {
+                throw new IllegalStateException("a stage failed during the benchmark");
+            }
         }
+        return tracker.progress();
     }
 
     /** Committed records of {@code topic}, counting transaction markers too (a slight over-count, hence the 0.999 stops). */

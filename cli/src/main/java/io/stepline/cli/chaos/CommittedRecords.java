@@ -13,7 +13,8 @@ import java.util.Map;
 import io.stepline.cli.pipeline.TopicReader;
 
 /**
- * What a read_committed consumer sees in one output topic: under each record's name, a 64-bit
+ * What a read_committed consumer sees in one output topic: under the name of each thing a record
+ * carries (a step or verdict of a batch counts alone), a 64-bit
  * digest (of SHA-256) of everything it says, more than one if the name was written more than once.
  * Digests, not the text: a long run's steps, verdicts and anomalies of two runs are millions of
  * records.
@@ -31,25 +32,33 @@ public final class CommittedRecords {
 
     public static CommittedRecords read(String bootstrapServers, OutputTopic topic) {
         HashMap<String, long[]> byName = new HashMap<>();
-        long n = TopicReader.readAll(bootstrapServers, topic.topicName(), value -> add(byName, topic, value));
-        return new CommittedRecords(topic, byName, n);
+        long[] n = {0};
+        TopicReader.readAll(bootstrapServers, topic.topicName(), value -> n[0] += add(byName, topic, value));
+        return new CommittedRecords(topic, byName, n[0]);
     }
 
     /** The records of {@code topic} with these values, in this order. */
     public static CommittedRecords of(OutputTopic topic, List<byte[]> values) {
         HashMap<String, long[]> byName = new HashMap<>();
-        values.forEach(v -> add(byName, topic, v));
-        return new CommittedRecords(topic, byName, values.size());
+        long n = 0;
+        for (byte[] v : values) {
+            n += add(byName, topic, v);
+        }
+        return new CommittedRecords(topic, byName, n);
     }
 
-    private static void add(HashMap<String, long[]> byName, OutputTopic topic, byte[] value) {
-        OutputTopic.Named r = topic.name(value);
-        long d = digest(r.content());
-        byName.merge(r.key(), new long[] {d}, (a, b) -> {
-            long[] both = Arrays.copyOf(a, a.length + 1);
-            both[a.length] = b[0];
-            return both;
-        });
+    /** Adds what one record carries; returns how many things that was. */
+    private static int add(HashMap<String, long[]> byName, OutputTopic topic, byte[] value) {
+        List<OutputTopic.Named> named = topic.name(value);
+        for (OutputTopic.Named r : named) {
+            long d = digest(r.content());
+            byName.merge(r.key(), new long[] {d}, (a, b) -> {
+                long[] both = Arrays.copyOf(a, a.length + 1);
+                both[a.length] = b[0];
+                return both;
+            });
+        }
+        return named.size();
     }
 
     private static long digest(String content) {

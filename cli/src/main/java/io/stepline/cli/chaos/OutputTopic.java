@@ -2,6 +2,7 @@ package io.stepline.cli.chaos;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.List;
 import java.util.function.Function;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -10,8 +11,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.stepline.events.Anomaly;
 import io.stepline.events.Incident;
 import io.stepline.events.RetainedKernelBatch;
-import io.stepline.events.StepRecord;
-import io.stepline.events.StepVerdict;
+import io.stepline.schemas.BatchedRecords;
 import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
@@ -20,37 +20,36 @@ import io.stepline.schemas.Topics;
  * record (its identity: at most one per name) and how to write down everything it says.
  */
 public enum OutputTopic {
-    STEPS(Topics.STEPS, bytes -> {
-        StepRecord s = EventSerdes.STEP.decode(bytes);
-        return new Named(s.getInstanceId() + "/" + s.getStepId(), s.toString());
-    }),
-    VERDICTS(Topics.VERDICTS, bytes -> {
-        StepVerdict v = EventSerdes.VERDICT.decode(bytes);
+    /** Steps, one name each whatever record carried them ({@link BatchedRecords}: a crash may cut a batch elsewhere). */
+    STEPS(Topics.STEPS, bytes -> BatchedRecords.STEPS.decode(bytes).stream()
+            .map(s -> new Named(s.getInstanceId() + "/" + s.getStepId(), s.toString())).toList()),
+    /** Verdicts, one name each, as steps. */
+    VERDICTS(Topics.VERDICTS, bytes -> BatchedRecords.VERDICTS.decode(bytes).stream().map(v -> {
         // when the step reached the detector (a Kafka timestamp): the time of this run, not a result of it
         v.setProducedUnixNano(0L);
         return new Named(v.getInstanceId() + "/" + v.getStepId(), v.toString());
-    }),
-    ANOMALIES(Topics.ANOMALIES, bytes -> {
+    }).toList()),
+    ANOMALIES(Topics.ANOMALIES, one(bytes -> {
         Anomaly a = EventSerdes.ANOMALY.decode(bytes);
         return new Named(a.getAnomalyId().toString(), a.toString());
-    }),
+    })),
     /**
      * The kernel batches the detector retained: which ones, and what it said of their steps, must not depend on the
      * order it read the steps and the kernels in, nor on its restarts (one per instance, step and rank).
      */
-    KERNELS_RETAINED(Topics.KERNELS_RETAINED, bytes -> {
+    KERNELS_RETAINED(Topics.KERNELS_RETAINED, one(bytes -> {
         RetainedKernelBatch r = EventSerdes.RETAINED_KERNELS.decode(bytes);
         return new Named(r.getBatch().getInstanceId() + "/" + r.getBatch().getStepId() + "/" + r.getBatch().getRank(), r.toString());
-    }),
+    })),
     /** The report stage's incidents (Avro, one per incident id). */
-    INCIDENTS(Topics.INCIDENTS, bytes -> {
+    INCIDENTS(Topics.INCIDENTS, one(bytes -> {
         Incident i = EventSerdes.INCIDENT.decode(bytes);
         return new Named(i.getIncidentId().toString(), i.toString());
-    }),
+    })),
     /** The report stage's alerts (JSON): one per incident at most; the report's path names this run's directory, so it is left out. */
-    ALERTS(Topics.ALERTS, bytes -> jsonLine(bytes, "incident_id", "report_path")),
+    ALERTS(Topics.ALERTS, one(bytes -> jsonLine(bytes, "incident_id", "report_path"))),
     /** Not a topic: the lines of the report stage's {@code incidents.jsonl}, one per incident id. */
-    INCIDENTS_FILE(null, bytes -> jsonLine(bytes, "id", null));
+    INCIDENTS_FILE(null, one(bytes -> jsonLine(bytes, "id", null)));
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -67,13 +66,18 @@ public enum OutputTopic {
         }
     }
 
+    /** Naming for a topic whose every record is one thing. */
+    private static Function<byte[], List<Named>> one(Function<byte[], Named> naming) {
+        return bytes -> List.of(naming.apply(bytes));
+    }
+
     /** A record's identity and its whole content as text. */
     public record Named(String key, String content) { }
 
     private final Topics topic;
-    private final Function<byte[], Named> naming;
+    private final Function<byte[], List<Named>> naming;
 
-    OutputTopic(Topics topic, Function<byte[], Named> naming) {
+    OutputTopic(Topics topic, Function<byte[], List<Named>> naming) {
         this.topic = topic;
         this.naming = naming;
     }
@@ -89,11 +93,12 @@ public enum OutputTopic {
     }
 
     /** Outputs of the ingest and detect stages. */
-    public static final java.util.List<OutputTopic> PIPELINE = java.util.List.of(STEPS, VERDICTS, ANOMALIES);
+    public static final List<OutputTopic> PIPELINE = List.of(STEPS, VERDICTS, ANOMALIES);
     /** Outputs of the report stage. */
-    public static final java.util.List<OutputTopic> REPORTS = java.util.List.of(INCIDENTS, ALERTS, INCIDENTS_FILE);
+    public static final List<OutputTopic> REPORTS = List.of(INCIDENTS, ALERTS, INCIDENTS_FILE);
 
-    public Named name(byte[] value) {
+    /** What one record carries, named: one thing, or a batch's steps or verdicts. */
+    public List<Named> name(byte[] value) {
         return naming.apply(value);
     }
 }

@@ -4,6 +4,7 @@ import java.util.Map;
 
 import io.stepline.events.DeadLetter;
 import io.stepline.ingest.accounting.IngestStats;
+import io.stepline.schemas.BatchedRecords;
 import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
@@ -36,7 +37,7 @@ public final class IngestAccounting {
     /** Counts what was written since the mark (call once the pipeline has finished). */
     public IngestStats count() {
         IngestStats s = IngestStats.forSummary();
-        TopicReader.readFrom(bootstrap, Topics.STEPS.topicName(), steps, v -> s.step(EventSerdes.STEP.decode(v)));
+        TopicReader.readFrom(bootstrap, Topics.STEPS.topicName(), steps, v -> BatchedRecords.STEPS.decode(v).forEach(s::step));
         TopicReader.readFrom(bootstrap, Topics.REQUESTS.topicName(), requests, v -> s.request(EventSerdes.REQUEST.decode(v)));
         TopicReader.readFrom(bootstrap, Topics.DLQ.topicName(), deadLetters, v -> {
             DeadLetter d = EventSerdes.DEAD_LETTER.decode(v);

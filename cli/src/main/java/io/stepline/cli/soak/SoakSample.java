@@ -7,7 +7,8 @@ import java.util.Locale;
  *
  * @param seconds          wall-clock seconds since the load began
  * @param stepsProduced    steps the simulator has published so far
- * @param verdictOffsets   committed end offsets of {@code stepline.verdicts}, summed over partitions (verdicts plus transaction markers)
+ * @param verdictOffsets   committed end offsets of {@code stepline.verdicts}, summed over partitions (verdict records, each the
+ *                         verdicts on one step record, plus transaction markers)
  * @param heapUsedBytes    heap in use now
  * @param heapAfterGcBytes heap in use after the last collection of the old generation (what survives: the leak indicator)
  * @param rssBytes         resident set size of the JVM (broker, stages and simulator together)

@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test;
 import io.stepline.events.Severity;
 import io.stepline.events.StepVerdict;
 import io.stepline.events.Verdict;
+import io.stepline.schemas.BatchedRecords;
 import io.stepline.schemas.EventSerdes;
 
 /** The crash loop's comparison: what counts as the same output, and each way a run can differ from the clean one. */
@@ -43,6 +44,21 @@ class CommittedRecordsTest {
         assertThat(d.repeated()).containsExactly("i1/1");
         assertThat(d.changed()).containsExactly("i1/2");
         assertThat(d.describe()).contains("1 missing [i1/3]").contains("1 repeated [i1/1]");
+    }
+
+    /** Issue 19: a crash may cut the verdicts of a run into other records; each verdict is compared alone. */
+    @Test
+    void verdictsCarriedInOtherRecordsAreTheSameOutput() {
+        CommittedRecords clean = verdicts(BatchedRecords.VERDICTS.join("i1", List.of(verdict(1, Verdict.NORMAL, 1), verdict(2, Verdict.OUTLIER, 1),
+                verdict(3, Verdict.NORMAL, 1))));
+        CommittedRecords crashed = verdicts(BatchedRecords.VERDICTS.join("i1", List.of(verdict(1, Verdict.NORMAL, 5))),
+                BatchedRecords.VERDICTS.join("i1", List.of(verdict(2, Verdict.OUTLIER, 6), verdict(3, Verdict.NORMAL, 6))));
+        assertThat(clean.records()).isEqualTo(3);
+        assertThat(crashed.against(clean).none()).isTrue();
+
+        CommittedRecords repeated = verdicts(BatchedRecords.VERDICTS.join("i1", List.of(verdict(1, Verdict.NORMAL, 5), verdict(2, Verdict.OUTLIER, 5))),
+                BatchedRecords.VERDICTS.join("i1", List.of(verdict(2, Verdict.OUTLIER, 6), verdict(3, Verdict.NORMAL, 6))));
+        assertThat(repeated.against(clean).repeated()).containsExactly("i1/2");
     }
 
     @Test

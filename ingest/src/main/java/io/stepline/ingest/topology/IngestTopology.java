@@ -44,7 +44,7 @@ import io.stepline.schemas.EventSerdes;
  *   -> split-remote -> by-instance (repartition on instance id) -> rekeyed-wrap -> fragments
  *        -> step-assembler [ingest-held-steps, ingest-orphan-phases, ingest-held-summaries, ingest-step-starts,
  *                           ingest-phases-sent, ingest-seen-steps: {@link AssemblerState}]
- *        -> steps-sink (stepline.steps), requests-sink (stepline.requests), assembler-dlq-sink (stepline.dlq)
+ *        -> steps-sink (stepline.steps: one record per instance and input, {@link StepBatcher}), requests-sink (stepline.requests), assembler-dlq-sink (stepline.dlq)
  * </pre>
  * The assembler needs all of an instance's spans in one task. A message that its producer keyed
  * by instance id with the default partitioner is already in that task (Stepline's simulator,
@@ -202,6 +202,7 @@ public final class IngestTopology {
         private ProcessorContext<String, Routed> ctx;
         private AssemblerState state;
         private StepAssembler.Output output;
+        private StepBatcher batcher;
         private RunningClock clock;
         private long timestamp;
         /** Where the record being processed was read on otlp_spans (its {@link #ORIGIN_HEADER}), or null. */
@@ -218,11 +219,12 @@ public final class IngestTopology {
             this.ctx = context;
             this.clock = new RunningClock(context.currentSystemTimeMs(), MAX_COUNTED_GAP_MS);
             this.state = AssemblerState.of(context);
+            this.batcher = new StepBatcher((instance, batch) -> ctx.forward(new Record<>(instance, Routed.of(Routed.Kind.STEP, batch), ts())));
             this.output = new StepAssembler.Output() {
                 @Override
                 public void step(StepRecord s) {
                     stats.step(s);
-                    ctx.forward(new Record<>(s.getInstanceId(), Routed.of(Routed.Kind.STEP, EventSerdes.STEP.encode(s)), ts()));
+                    batcher.add(s.getInstanceId(), EventSerdes.STEP.encode(s));
                 }
 
                 @Override
@@ -254,6 +256,7 @@ public final class IngestTopology {
                         long at = ends != endsSeen ? Long.MAX_VALUE : clock.at(now);
                         endsSeen = ends;
                         assembler.expire(at, state, output);
+                        batcher.flush();
                     });
         }
 
@@ -278,6 +281,7 @@ public final class IngestTopology {
                 }
                 assembler.accept(fragment, clock.at(ctx.currentSystemTimeMs()), state, output);
             } finally {
+                batcher.flush();
                 currentOrigin = null; // what the punctuator rejects later has no input record
             }
         }

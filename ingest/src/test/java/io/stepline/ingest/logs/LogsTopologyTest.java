@@ -35,6 +35,7 @@ import io.stepline.events.LatencySource;
 import io.stepline.events.StepRecord;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestTopology;
+import io.stepline.schemas.BatchedRecords;
 import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.Topics;
 
@@ -137,7 +138,7 @@ class LogsTopologyTest {
                 keyed.pipeInput("serve", collector("serve.log", lines.subList(m, Math.min(lines.size(), m + 4)).toArray(String[]::new)));
             }
             run(d, Duration.ofSeconds(5));
-            return out.readValuesToList().stream().map(EventSerdes.STEP::decode).collect(Collectors.toList());
+            return out.readValuesToList().stream().flatMap(v -> BatchedRecords.STEPS.decode(v).stream()).collect(Collectors.toList());
         }
     }
 

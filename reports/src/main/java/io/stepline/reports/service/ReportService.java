@@ -38,6 +38,7 @@ import io.stepline.kafka.StreamsApp;
 import io.stepline.reports.alerts.AlertmanagerSink;
 import io.stepline.reports.incident.IncidentReporter;
 import io.stepline.reports.incident.ReporterSettings;
+import io.stepline.schemas.BatchedRecords;
 import io.stepline.schemas.EventSerdes;
 import io.stepline.schemas.StageIds;
 import io.stepline.schemas.Topics;
@@ -424,14 +425,16 @@ public final class ReportService implements AutoCloseable {
         } else if (t.equals(Topics.REQUESTS.topicName())) {
             reporter.accept(EventSerdes.REQUEST.decode(r.value()));
         } else if (t.equals(Topics.STEPS.topicName())) {
-            io.stepline.events.StepRecord step = EventSerdes.STEP.decode(r.value());
-            heard(r, step.getInstanceId());
-            reporter.accept(step);
+            for (io.stepline.events.StepRecord step : BatchedRecords.STEPS.decode(r.value())) {
+                heard(r, step.getInstanceId());
+                reporter.accept(step);
+            }
         } else if (t.equals(Topics.VERDICTS.topicName())) {
-            io.stepline.events.StepVerdict v = EventSerdes.VERDICT.decode(r.value());
-            heard(r, v.getInstanceId());
-            reporter.accept(v);
-            readThrough.verdict(v.getInstanceId(), v.getStepId(), v.getVerdict() == io.stepline.events.Verdict.OUTLIER);
+            for (io.stepline.events.StepVerdict v : BatchedRecords.VERDICTS.decode(r.value())) {
+                heard(r, v.getInstanceId());
+                reporter.accept(v);
+                readThrough.verdict(v.getInstanceId(), v.getStepId(), v.getVerdict() == io.stepline.events.Verdict.OUTLIER);
+            }
         } else if (t.equals(Topics.ROOFLINES.topicName())) {
             reporter.accept(EventSerdes.ROOFLINE.decode(r.value()));
         }

@@ -1,7 +1,9 @@
 package io.stepline.roofline.topology;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
@@ -27,11 +29,13 @@ import io.stepline.roofline.phases.PhaseTypicals;
 import io.stepline.roofline.retention.RetentionStats;
 import io.stepline.roofline.topology.RetentionInput.Judgement;
 import io.stepline.roofline.topology.RetentionInput.Unjudged;
+import io.stepline.schemas.BatchedRecords;
 import io.stepline.schemas.Topics;
 import io.stepline.schemas.EventSerdes;
 
 /**
- * Judges steps with their instance's model: a verdict for every step with a latency, an anomaly
+ * Judges steps with their instance's model: a verdict for every step with a latency (those of one
+ * input record in one output record, {@link BatchedRecords}), an anomaly
  * for an outlier or a sustained regression, the model when it was refitted, and the judgement to
  * {@link KernelRetention} (its child) so the step's kernel batches can be decided (a step without a
  * latency goes there too, unjudged); the records
@@ -82,13 +86,37 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
 
     @Override
     public void process(Record<String, byte[]> record) {
-        StepCounters s;
+        List<byte[]> steps;
         try {
-            // the counters only: phases and trace ids are read below for the sampled steps and the rare step an anomaly carries
-            s = EventSerdes.STEP_COUNTERS.decode(record.value());
+            steps = BatchedRecords.STEPS.split(record.value());
         } catch (RuntimeException e) {
             DeadLetterRoute.forward(ctx, record, record.value(), "UNDECODABLE_STEP", e.getMessage(), Topics.STEPS.topicName());
             return;
+        }
+        // the verdicts on one record's steps go as one record (BatchedRecords): its share of a record per step, not a record
+        List<byte[]> verdicts = new ArrayList<>(steps.size());
+        String instance = null;
+        for (byte[] step : steps) {
+            StepVerdict v = judge(record, step);
+            if (v != null) {
+                verdicts.add(EventSerdes.VERDICT.encode(v));
+                instance = v.getInstanceId();
+            }
+        }
+        if (instance != null) {
+            ctx.forward(record.withKey(instance).withValue(BatchedRecords.VERDICTS.join(instance, verdicts)), RooflineTopology.VERDICTS_SINK);
+        }
+    }
+
+    /** Judges one encoded step of {@code record}: its verdict, or null for a step not judged (no latency, a repeat, unreadable). */
+    private StepVerdict judge(Record<String, byte[]> record, byte[] step) {
+        StepCounters s;
+        try {
+            // the counters only: phases and trace ids are read below for the sampled steps and the rare step an anomaly carries
+            s = EventSerdes.STEP_COUNTERS.decode(step);
+        } catch (RuntimeException e) {
+            DeadLetterRoute.forward(ctx, record, step, "UNDECODABLE_STEP", e.getMessage(), Topics.STEPS.topicName());
+            return null;
         }
         String inst = s.getInstanceId();
         if (repeats.repeated(inst, s.getStepId(), s.getStartUnixNano())) {
@@ -98,36 +126,36 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
                         s.getStepId(), inst);
             }
             stats.repeatedSteps.increment();
-            return;
+            return null;
         }
         // decoded whole only for the steps learned from and for outliers: phases are what the counters leave out
-        StepRecord whole = PhaseTypicals.sampled(s.getStepId()) ? wholeStep(record, s) : null;
+        StepRecord whole = PhaseTypicals.sampled(s.getStepId()) ? wholeStep(record, step, s) : null;
         if (s.getLatencySource() == LatencySource.SCHEDULE_ONLY || s.getLatencySource() == LatencySource.NONE) {
             stats.stepsWithoutLatency.increment();
             learnPhases(inst, whole);
             // no latency known (only schedule() was timed, or no successor): nothing to judge, and its kernel batches need not wait
-            ctx.forward(record.withValue(new Unjudged(s.getStepId())), RooflineTopology.RETENTION);
-            return;
+            ctx.forward(record.withKey(inst).withValue(new Unjudged(s.getStepId())), RooflineTopology.RETENTION);
+            return null;
         }
         LatencyDetector d = detector(inst);
         Assessment a = d.assess(s);
         unsaved.add(inst);
         StepVerdict v = DetectorRecords.verdict(s, a, d, record.timestamp());
-        ctx.forward(record.withValue(EventSerdes.VERDICT.encode(v)), RooflineTopology.VERDICTS_SINK);
         if (a.verdict() == Verdict.OUTLIER) {
-            Anomaly an = DetectorRecords.outlier(s, whole != null ? whole : wholeStep(record, s), a, d, typicals(inst));
-            ctx.forward(record.withValue(EventSerdes.ANOMALY.encode(an)), RooflineTopology.ANOMALIES_SINK);
+            Anomaly an = DetectorRecords.outlier(s, whole != null ? whole : wholeStep(record, step, s), a, d, typicals(inst));
+            ctx.forward(record.withKey(inst).withValue(EventSerdes.ANOMALY.encode(an)), RooflineTopology.ANOMALIES_SINK);
         }
         if (a.drift() != null) {
             Anomaly an = DetectorRecords.sustainedRegression(s, a, d);
-            ctx.forward(record.withValue(EventSerdes.ANOMALY.encode(an)), RooflineTopology.ANOMALIES_SINK);
+            ctx.forward(record.withKey(inst).withValue(EventSerdes.ANOMALY.encode(an)), RooflineTopology.ANOMALIES_SINK);
         }
         if (a.refitted()) {
-            ctx.forward(record.withValue(EventSerdes.ROOFLINE.encode(DetectorRecords.roofline(inst, d, s.getEndUnixNano()))),
+            ctx.forward(record.withKey(inst).withValue(EventSerdes.ROOFLINE.encode(DetectorRecords.roofline(inst, d, s.getEndUnixNano()))),
                     RooflineTopology.ROOFLINES_SINK);
         }
         learnPhases(inst, whole); // after the anomaly: it carries the baseline from before its step
-        ctx.forward(record.withValue(new Judgement(s.getStepId(), a.verdict(), a.ratio(), s.getStartUnixNano())), RooflineTopology.RETENTION);
+        ctx.forward(record.withKey(inst).withValue(new Judgement(s.getStepId(), a.verdict(), a.ratio(), s.getStartUnixNano())), RooflineTopology.RETENTION);
+        return v;
     }
 
     /** Learns from a sampled step's phases ({@code whole}: null for a step not sampled) and keeps the typicals when they changed. */
@@ -162,11 +190,11 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
      * counters read but whose rest does not (a producer other than ingest) are dead-lettered; the step
      * then teaches no phases and its anomaly carries its counters only.
      */
-    private StepRecord wholeStep(Record<String, byte[]> record, StepCounters counters) {
+    private StepRecord wholeStep(Record<String, byte[]> record, byte[] step, StepCounters counters) {
         try {
-            return EventSerdes.STEP.decode(record.value());
+            return EventSerdes.STEP.decode(step);
         } catch (RuntimeException e) {
-            DeadLetterRoute.forward(ctx, record, record.value(), "UNDECODABLE_STEP", e.getMessage(), Topics.STEPS.topicName());
+            DeadLetterRoute.forward(ctx, record, step, "UNDECODABLE_STEP", e.getMessage(), Topics.STEPS.topicName());
             return EventSerdes.STEP_COUNTERS.withDefaults(counters);
         }
     }
@@ -193,20 +221,10 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
     private void saveModels() {
         for (String inst : unsaved) {
             for (Map.Entry<String, ByteBuffer> e : detectors.get(inst).dirty().entrySet()) {
-                models.put("d|" + inst + "|" + e.getKey(), bytesOf(e.getValue()));
+                models.put("d|" + inst + "|" + e.getKey(), BatchedRecords.bytesOf(e.getValue()));
             }
         }
         unsaved.clear();
-    }
-
-    /** The buffer's bytes: its array itself when it wraps a whole one (the models encode each part into a fresh array). */
-    static byte[] bytesOf(ByteBuffer b) {
-        if (b.hasArray() && b.arrayOffset() == 0 && b.position() == 0 && b.remaining() == b.array().length) {
-            return b.array();
-        }
-        byte[] bytes = new byte[b.remaining()];
-        b.duplicate().get(bytes);
-        return bytes;
     }
 
     @Override
