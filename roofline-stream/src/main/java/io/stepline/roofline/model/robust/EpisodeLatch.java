@@ -7,7 +7,7 @@ import io.stepline.events.RooflineStateHeader;
  * follows a clock throttle's steps that happen to land under the bound, and each such step brings
  * the next ones under it: within a hundred steps the throttle looks normal. What tells the two
  * apart is how they start: drift creeps, so the steps before its first flags already ran high; a
- * throttle jumps, from steps near the model to a burst of flags. The latch closes on such a jump
+ * throttle jumps, from steps near the model to flags ({@link #CLOSE_FLAGS}). The latch closes on such a jump
  * and opens again when the steps drop back: by {@link #DROP_LOG} below what they ran at during the
  * episode, for {@link #DROP_STEPS} steps in a row, or a run of them near the model (or when the drift watch re-anchors). The drop matters
  * because the held model falls behind the drift it no longer follows: after a short slowdown the
@@ -29,8 +29,18 @@ import io.stepline.events.RooflineStateHeader;
  * contention's prefill-heavy steps run at 1.2x of it, under half the slowdown, and read it as a surge.
  */
 final class EpisodeLatch {
-    /** Flags among the last four steps that make a burst. */
+    /** Flags among the last four steps that make a burst (of reports: RobustRoofline's judgement of new work). */
     static final int BURST_FLAGS = 3;
+    /**
+     * Flags among the last four steps, after calm ones, that close the latch: two. On a producer without the KV
+     * context a throttle hardly above the bound is flagged on its first steps only: the level follows the next ones,
+     * which land under the bound, and within a few dozen steps the throttle reads 1.1-1.3x (validation-style sets
+     * gen.py 1004 and noisy 2006: 1.53-1.54x throttles on the log instance, two flags and then none; recall 0.958 and
+     * 0.930). Closed on the second flag, the level is held and learns net of the measured slowdown, and the
+     * throttle's steps stay near their ratio: 0.980 and 0.951 on those sets; over 42 validation-style sets mean
+     * recall 0.9897 -> 0.9910 and false positives 0.0275% -> 0.0254% (docs/BENCHMARKS.md, stop 36).
+     */
+    static final int CLOSE_FLAGS = 2;
     /** Weight of one step in the running mean log ratio of the steps before a burst (~16 steps). */
     static final double CALM_ALPHA = 1.0 / 16;
     /** Before a burst the steps ran no higher than this on average: the burst is a jump, not creep. */
@@ -135,7 +145,7 @@ final class EpisodeLatch {
                 nearRun = 0;
                 steps = 0;
             }
-        } else if (outlier && Integer.bitCount(recentFlags) >= BURST_FLAGS && calmLog < CALM_LOG) {
+        } else if (outlier && Integer.bitCount(recentFlags) >= CLOSE_FLAGS && calmLog < CALM_LOG) {
             closed = true;
             steps = 0;
             nearRun = 0;

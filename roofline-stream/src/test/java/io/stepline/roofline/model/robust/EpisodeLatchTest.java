@@ -17,8 +17,28 @@ class EpisodeLatchTest {
 
     private static void burst(EpisodeLatch l, double ratio) {
         assertThat(l.observe(true, Math.log(ratio), NEAR, Double.NaN)).isFalse(); // one flag is no burst
-        assertThat(l.observe(true, Math.log(ratio), NEAR, Double.NaN)).isFalse();
+        assertThat(l.observe(true, Math.log(ratio), NEAR, Double.NaN)).isTrue(); // a second after calm steps is (CLOSE_FLAGS)
         assertThat(l.observe(true, Math.log(ratio), NEAR, Double.NaN)).isTrue();
+    }
+
+    /**
+     * A throttle hardly above the bound on a producer without the KV context: flagged on its first two steps, then
+     * under the bound. The latch closes on the second flag and holds through the unflagged steps that follow;
+     * a single flag among calm steps (a one-step stall) does not close it.
+     */
+    @Test
+    void twoFlagsAfterCalmStepsCloseItAndItHoldsThroughTheThrottlesStepsUnderTheBound() {
+        EpisodeLatch l = new EpisodeLatch();
+        calm(l, 40);
+        assertThat(l.observe(true, Math.log(2.5), NEAR, Double.NaN)).isFalse();
+        calm(l, 4);
+        assertThat(l.observe(true, Math.log(1.41), NEAR, Double.NaN)).isFalse();
+        assertThat(l.observe(true, Math.log(1.41), NEAR, Double.NaN)).isTrue();
+        for (double r : new double[] {1.24, 1.28, 1.25, 1.36, 1.40, 1.34, 1.26, 1.12, 1.22, 1.30}) {
+            assertThat(l.observe(false, Math.log(r), NEAR, 0.1)).as("under the bound at %.2f", r).isTrue();
+        }
+        assertThat(l.measured()).isTrue();
+        assertThat(Math.exp(l.slowdownLog())).isBetween(1.25, 1.4);
     }
 
     @Test
@@ -86,7 +106,7 @@ class EpisodeLatchTest {
     void anEpisodeLongerThanAnyTransientOpensIt() {
         EpisodeLatch l = new EpisodeLatch();
         calm(l, 50);
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < EpisodeLatch.CLOSE_FLAGS; i++) {
             l.observe(true, Math.log(1.6), NEAR, Double.NaN);
         }
         int closedFor = 0;
