@@ -104,7 +104,7 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
             }
         }
         if (instance != null) {
-            ctx.forward(record.withKey(instance).withValue(BatchedRecords.VERDICTS.join(instance, verdicts)), RooflineTopology.VERDICTS_SINK);
+            ctx.forward(record.withValue(BatchedRecords.VERDICTS.join(instance, verdicts)), RooflineTopology.VERDICTS_SINK);
         }
     }
 
@@ -134,7 +134,7 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
             stats.stepsWithoutLatency.increment();
             learnPhases(inst, whole);
             // no latency known (only schedule() was timed, or no successor): nothing to judge, and its kernel batches need not wait
-            ctx.forward(record.withKey(inst).withValue(new Unjudged(s.getStepId())), RooflineTopology.RETENTION);
+            ctx.forward(record.withValue(new Unjudged(s.getStepId())), RooflineTopology.RETENTION);
             return null;
         }
         LatencyDetector d = detector(inst);
@@ -143,18 +143,18 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
         StepVerdict v = DetectorRecords.verdict(s, a, d, record.timestamp());
         if (a.verdict() == Verdict.OUTLIER) {
             Anomaly an = DetectorRecords.outlier(s, whole != null ? whole : wholeStep(record, step, s), a, d, typicals(inst));
-            ctx.forward(record.withKey(inst).withValue(EventSerdes.ANOMALY.encode(an)), RooflineTopology.ANOMALIES_SINK);
+            ctx.forward(record.withValue(EventSerdes.ANOMALY.encode(an)), RooflineTopology.ANOMALIES_SINK);
         }
         if (a.drift() != null) {
             Anomaly an = DetectorRecords.sustainedRegression(s, a, d);
-            ctx.forward(record.withKey(inst).withValue(EventSerdes.ANOMALY.encode(an)), RooflineTopology.ANOMALIES_SINK);
+            ctx.forward(record.withValue(EventSerdes.ANOMALY.encode(an)), RooflineTopology.ANOMALIES_SINK);
         }
         if (a.refitted()) {
-            ctx.forward(record.withKey(inst).withValue(EventSerdes.ROOFLINE.encode(DetectorRecords.roofline(inst, d, s.getEndUnixNano()))),
+            ctx.forward(record.withValue(EventSerdes.ROOFLINE.encode(DetectorRecords.roofline(inst, d, s.getEndUnixNano()))),
                     RooflineTopology.ROOFLINES_SINK);
         }
         learnPhases(inst, whole); // after the anomaly: it carries the baseline from before its step
-        ctx.forward(record.withKey(inst).withValue(new Judgement(s.getStepId(), a.verdict(), a.ratio(), s.getStartUnixNano())), RooflineTopology.RETENTION);
+        ctx.forward(record.withValue(new Judgement(s.getStepId(), a.verdict(), a.ratio(), s.getStartUnixNano())), RooflineTopology.RETENTION);
         return v;
     }
 
