@@ -314,6 +314,66 @@ class ModelsTest {
                 .isEqualTo(judgedRestoredEvery(steps, Integer.MAX_VALUE, new HashMap<>()));
     }
 
+    /**
+     * Decode steps at 96-160 requests, a 1.6x throttle at that load from {@code throttleFrom}, then light steps (6
+     * requests, work the model has no offset for) slowed as {@code light} says: the load left the known cells while the
+     * throttle went on, and there the fit's error hides part of it.
+     */
+    private static List<StepRecord> heavyLoadThenLightSteps(long seed, int throttleFrom, double... light) {
+        List<StepRecord> steps = new ArrayList<>(heavyLoadThenALightStep(seed, throttleFrom, light[0]));
+        SplittableRandom rng = new SplittableRandom(seed + 1);
+        long id = steps.size();
+        for (int i = 1; i < light.length; i++, id++) {
+            steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, 6, light[i]));
+        }
+        return steps;
+    }
+
+    /** {@code n} slowdowns of {@code under}, then one of {@code last}. */
+    private static double[] lightRun(int n, double under, double last) {
+        double[] light = new double[n + 1];
+        java.util.Arrays.fill(light, under);
+        light[n] = last;
+        return light;
+    }
+
+    @Test
+    void newWorkRightAfterFlaggedKnownWorkIsJudgedAsInABurstOnceTheBurstHasLapsed() {
+        // five light steps at 1.1x: under BURST_NEW_WORK_RATIO, so the burst of reports lapses; then one at 1.3x
+        double[] light = lightRun(5, 1.1, 1.3);
+        List<Assessment> throttled = assessAll(heavyLoadThenLightSteps(41, 1_690, light));
+        Assessment lastKnown = throttled.get(1_699);
+        assertThat(lastKnown.verdict()).as("the throttle's last step in known work").isEqualTo(Verdict.OUTLIER);
+        for (int i = 1_700; i < 1_705; i++) {
+            assertThat(throttled.get(i).verdict()).as("light step %d at 1.1x", i).isEqualTo(Verdict.NORMAL);
+        }
+        Assessment slow = throttled.get(1_705);
+        assertThat(slow.verdict()).as("new work 1.3x slow, the known steps before it all flagged").isEqualTo(Verdict.OUTLIER);
+        assertThat(slow.boundNs() / slow.expectedNs()).isCloseTo(RobustRoofline.BURST_NEW_WORK_RATIO, org.assertj.core.data.Offset.offset(1e-9));
+
+        Assessment calm = assessAll(heavyLoadThenLightSteps(41, Integer.MAX_VALUE, light)).get(1_705);
+        assertThat(calm.ratio()).as("the same new work, as slow").isCloseTo(slow.ratio(), org.assertj.core.data.Percentage.withPercentage(1));
+        assertThat(calm.verdict()).as("the same step after healthy known work").isEqualTo(Verdict.NORMAL);
+
+        // the known steps' evidence speaks for SLOW_KNOWN_WITHIN judged steps, not for ever
+        double[] longRun = lightRun(RobustRoofline.SLOW_KNOWN_WITHIN + 8, 1.1, 1.3);
+        Assessment late = assessAll(heavyLoadThenLightSteps(41, 1_690, longRun)).get(1_700 + longRun.length - 1);
+        assertThat(late.verdict()).as("1.3x new work %d steps after the last known one", longRun.length).isEqualTo(Verdict.NORMAL);
+
+        List<StepRecord> steps = heavyLoadThenLightSteps(41, 1_690, light);
+        assertThat(judgedRestoredEvery(steps, 1, new HashMap<>())).as("the known steps' flags are part of the stored model")
+                .isEqualTo(judgedRestoredEvery(steps, Integer.MAX_VALUE, new HashMap<>()));
+    }
+
+    private static List<Assessment> assessAll(List<StepRecord> steps) {
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        List<Assessment> out = new ArrayList<>();
+        for (StepRecord s : steps) {
+            out.add(m.assess(s));
+        }
+        return out;
+    }
+
     @Test
     void aYoungModelRefitsEvery64StepsThenAtItsInterval() {
         SplittableRandom rng = new SplittableRandom(8);

@@ -160,7 +160,7 @@ class SchemaEvolutionTest {
     @Test
     void rooflineHeaderWrittenBeforeTheBatchLevelIsReadWithAnEmptyOne() throws IOException {
         List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName());
-        assertThat(history).hasSize(8);
+        assertThat(history).hasSize(9);
         Schema v1 = history.get(0);
         assertThat(v1.getField("batch_level")).isNull();
         assertThat(history.get(1).getField("latch_closed")).isNotNull();
@@ -267,6 +267,21 @@ class SchemaEvolutionTest {
         assertThat(header.getRecentReports()).isZero();
         assertThat(header.getBurstLog()).isZero();
         assertThat(header.getBurstHeld()).isZero();
+    }
+
+    @Test
+    void rooflineHeaderWrittenBeforeKnownFlagsWereCountedReadsAsNoneInARow() throws IOException {
+        Schema header9 = olderVersion(io.stepline.events.RooflineStateHeader.getClassSchema(), 8, "burst_held", "known_flags");
+        GenericRecord old = olderHeader(header9, 12_000L, 0.9);
+        old.put("recent_reports", 0b1111);
+        old.put("burst_held", 5);
+        old.put("steps_since_known", 2);
+        io.stepline.events.RooflineStateHeader header = EventSerdes.ROOFLINE_STATE_HEADER.decode(written(header9, old));
+        assertThat(header.getRecentReports()).isEqualTo(0b1111);
+        assertThat(header.getBurstHeld()).isEqualTo(5);
+        assertThat(header.getStepsSinceKnown()).isEqualTo(2);
+        // none in a row: new work keeps the extrapolation's bound (or the burst's) until known cells are flagged again
+        assertThat(header.getKnownFlags()).isZero();
     }
 
     @Test

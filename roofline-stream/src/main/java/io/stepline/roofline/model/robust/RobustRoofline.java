@@ -155,6 +155,22 @@ public final class RobustRoofline implements LatencyDetector {
      */
     public static final double BURST_NEW_WORK_RATIO = 1.2;
     /**
+     * A step in a cell without an offset of its own is also flagged above {@link #BURST_NEW_WORK_RATIO} when the last
+     * this many judged steps in known cells were all reported, at most {@link #SLOW_KNOWN_WITHIN} judged steps ago: the
+     * device was slow where the model knows the cost. A throttle on a young instance sent its load back and forth
+     * between known cells (every step flagged) and small batches it had never run, where the fit erred 20-30% high;
+     * there the throttle read 1.15-1.3x, the reports split, no burst lasted, and the steps went unflagged (validation
+     * seed 991's and validation-style set noisy 2006's v-dec-70b-a: 209 of 626 and 217 of 824 of their 1.5x steps
+     * missed; 0.966 -> 0.978 and 0.951 -> 0.969 set recall with this rule). One reported known step was too little
+     * evidence: a host stall's or a contention's last step, followed by new work the fit erred high in, gave false
+     * positives (42 validation-style sets: 0.0254% -> 0.0271% with one, 0.0254% with three). Not for producers without
+     * the KV context: on the log instance it moved nothing but five false positives after a contention (docs/BENCHMARKS.md,
+     * stop 37).
+     */
+    static final int SLOW_KNOWN_FLAGS = 3;
+    /** Judged steps since the last step in a known cell within which {@link #SLOW_KNOWN_FLAGS} still speak for new work. */
+    public static final int SLOW_KNOWN_WITHIN = 64;
+    /**
      * Work beyond the training that comes in a burst is not learned for this many steps (the burst may end first: a
      * sampled instance's kernel slowdown ended two steps into such work, and learned at once net of the slowdown, its
      * healthy steps after were flagged: 161 false positives on validation-style set 981 at 3,000 steps), then learned
@@ -288,6 +304,8 @@ public final class RobustRoofline implements LatencyDetector {
     private int burstHeld;
     /** Judged steps since the last one in a known cell. */
     private int stepsSinceKnown;
+    /** Judged steps in known cells reported in a row, up to the last of them (capped at {@link #SLOW_KNOWN_FLAGS}). */
+    private int knownFlags;
     private long beyond;
     /** Producers without the KV context: {@link #steps} at the last prefill-heavy judged step (-1: none yet), and its log ratio (the witness). */
     private long witnessStep = -1;
@@ -400,9 +418,10 @@ public final class RobustRoofline implements LatencyDetector {
         boolean latched = level.latch(outlier, logRatio, learnLog, share);
         level.learn(outlier, known, latched, bx, batchHere, share, logRatio, learnLog);
         double flaggedAbove = bound;
-        if (!known && inBurst() && !byContext && ratio > BURST_NEW_WORK_RATIO
+        if (!known && (inBurst() || slowInKnownWork()) && !byContext && ratio > BURST_NEW_WORK_RATIO
                 && lat - expected >= s.minExcessNs()) {
-            // in a burst of flagged steps, work the model does not know is judged by the burst, not the widened bound
+            // in a burst of flagged steps (or right after flagged known work), work the model does not know is judged by
+            // the burst, not the widened bound
             reported = true;
             flaggedAbove = Math.min(bound, BURST_NEW_WORK_RATIO);
         }
@@ -420,6 +439,9 @@ public final class RobustRoofline implements LatencyDetector {
         } else {
             cells.touch(slot, steps);
         }
+        if (known) {
+            knownFlags = reported ? Math.min(SLOW_KNOWN_FLAGS, knownFlags + 1) : 0;
+        }
         recentReports = ((recentReports << 1) | (reported ? 1 : 0)) & RECENT_REPORTS_MASK;
         if (reported) {
             burstLog += BURST_ALPHA * (Math.max(0, Math.min(EpisodeLatch.CLAMP_LOG, logRatio)) - burstLog);
@@ -430,6 +452,11 @@ public final class RobustRoofline implements LatencyDetector {
         Verdict v = reported ? Verdict.OUTLIER : Verdict.NORMAL;
         return new Assessment(v, expected, expected * flaggedAbove, ratio, reported ? Assessment.severityOf(ratio) : Severity.NONE,
                 fit.version(), refitted, shift);
+    }
+
+    /** The last {@link #SLOW_KNOWN_FLAGS} steps in known cells were all reported, lately ({@link #SLOW_KNOWN_WITHIN}). */
+    private boolean slowInKnownWork() {
+        return !level.byBatch() && knownFlags >= SLOW_KNOWN_FLAGS && stepsSinceKnown <= SLOW_KNOWN_WITHIN;
     }
 
     private boolean inBurst() {
@@ -715,6 +742,7 @@ public final class RobustRoofline implements LatencyDetector {
         h.setBurstLog(burstLog);
         h.setBurstHeld(burstHeld);
         h.setStepsSinceKnown(stepsSinceKnown);
+        h.setKnownFlags(knownFlags);
         h.setWitnessStep(witnessStep);
         h.setWitnessLog(witnessLog);
         h.setPreviousDecodeLog(previousDecodeLog);
@@ -758,6 +786,7 @@ public final class RobustRoofline implements LatencyDetector {
         burstLog = st.getBurstLog();
         burstHeld = st.getBurstHeld();
         stepsSinceKnown = st.getStepsSinceKnown();
+        knownFlags = st.getKnownFlags();
         witnessStep = st.getWitnessStep();
         witnessLog = st.getWitnessLog();
         previousDecodeLog = st.getPreviousDecodeLog();
