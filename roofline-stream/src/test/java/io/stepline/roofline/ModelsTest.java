@@ -365,6 +365,120 @@ class ModelsTest {
                 .isEqualTo(judgedRestoredEvery(steps, Integer.MAX_VALUE, new HashMap<>()));
     }
 
+    @Test
+    void newWorkFlaggedInABurstIsNotLearnedSoALongThrottleThereStaysFlagged() {
+        // the throttle's last ten steps in known work, then 400 light steps (work the model has no offset for) at 1.4x,
+        // reading 1.3x: under the extrapolation's bound, flagged by the burst; learned, they (and those the burst let pass)
+        // became their cells' offsets at a refit and the rest of the throttle read healthy there (36 of 400 flagged).
+        // Then 300 healthy light steps, which the cells must learn.
+        double[] light = new double[700];
+        java.util.Arrays.fill(light, 0, 400, 1.4);
+        java.util.Arrays.fill(light, 400, 700, 1.0);
+        List<Assessment> judged = assessAll(heavyLoadThenLightSteps(41, 1_690, light));
+        int throttledFlagged = 0;
+        for (int i = 1_700; i < 2_100; i++) {
+            throttledFlagged += judged.get(i).verdict() == Verdict.OUTLIER ? 1 : 0;
+        }
+        int healthyFlagged = 0;
+        for (int i = 2_100; i < 2_400; i++) {
+            healthyFlagged += judged.get(i).verdict() == Verdict.OUTLIER ? 1 : 0;
+        }
+        assertThat(throttledFlagged).as("of the 400 light steps at 1.4x").isGreaterThanOrEqualTo(390);
+        assertThat(healthyFlagged).as("healthy light steps after the throttle, of 300").isLessThanOrEqualTo(3);
+        assertThat(judged.get(2_399).boundNs() / judged.get(2_399).expectedNs()).as("the light work learned once healthy: a known cell's bound")
+                .isLessThanOrEqualTo(RobustRoofline.Settings.DEFAULT_MAX_BOUND_RATIO + 1e-9);
+    }
+
+    /**
+     * A young instance at light load (1-32 decode requests) for 600 steps, a 1.6x throttle from then on at that load for
+     * 50 steps, then at 100-127 requests (past 3x the largest batch seen: beyond the training, under the 128-token hinge)
+     * throttled for {@code throttledBeyond} steps and healthy for {@code healthyBeyond}.
+     */
+    private static List<StepRecord> aThrottleThatGrowsTheBatchesPastThreeTimesTheLargestSeen(int throttledBeyond, int healthyBeyond) {
+        SplittableRandom rng = new SplittableRandom(27);
+        List<StepRecord> steps = new ArrayList<>();
+        long id = 0;
+        for (; id < 650; id++) {
+            steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, 1 + rng.nextInt(32), id < 600 ? 1.0 : 1.6));
+        }
+        for (int i = 0; i < throttledBeyond + healthyBeyond; i++, id++) {
+            steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, 100 + rng.nextInt(28), i < throttledBeyond ? 1.6 : 1.0));
+        }
+        return steps;
+    }
+
+    @Test
+    void workPastTheTrainingInsideABurstIsFlaggedOverTheExtrapolationsBoundAndHealthyStepsThereEndTheBurst() {
+        List<Assessment> judged = assessAll(aThrottleThatGrowsTheBatchesPastThreeTimesTheLargestSeen(100, 1_000));
+        assertThat(judged.subList(600, 650)).as("the throttle's steps in known work").filteredOn(a -> a.verdict() == Verdict.OUTLIER)
+                .hasSizeGreaterThanOrEqualTo(45);
+        int flagged = 0;
+        for (int i = 650; i < 750; i++) {
+            Assessment a = judged.get(i);
+            if (a.verdict() == Verdict.OUTLIER) {
+                flagged++;
+                assertThat(a.boundNs() / a.expectedNs()).as("step %d: the extrapolation's widest bound", i)
+                        .isCloseTo(RobustRoofline.Settings.DEFAULT_MAX_EXTRAPOLATION_BOUND_RATIO, org.assertj.core.data.Offset.offset(1e-9));
+            }
+        }
+        assertThat(flagged).as("throttled steps past the training, of 100 (once not judged)").isGreaterThanOrEqualTo(90);
+        // the throttle ends while the load stays there: those healthy steps end the burst and are learned as they ran;
+        // held past the throttle, they were learned net of its slowdown, and once judged they ran 1.6x over their cells
+        int healthyFlagged = 0;
+        int healthyJudged = 0;
+        for (int i = 850; i < 1_750; i++) {
+            healthyFlagged += judged.get(i).verdict() == Verdict.OUTLIER ? 1 : 0;
+            healthyJudged += judged.get(i).verdict() == Verdict.WARMING_UP ? 0 : 1;
+        }
+        assertThat(healthyJudged).as("the new work judged once refitted on").isGreaterThan(500);
+        assertThat(healthyFlagged).as("healthy steps of that work flagged").isLessThanOrEqualTo(5);
+
+        // outside a burst the same work is not judged
+        RobustRoofline calm = new RobustRoofline(RobustRoofline.Settings.defaults());
+        SplittableRandom rng = new SplittableRandom(27);
+        for (long id = 0; id < 600; id++) {
+            calm.assess(Steps.decodeStep(rng, "i", id, id * STEP_NS, 1 + rng.nextInt(32), 1.0));
+        }
+        assertThat(calm.assess(Steps.decodeStep(rng, "i", 600, 600 * STEP_NS, 110, 1.6)).verdict()).as("past the training, no burst")
+                .isEqualTo(Verdict.WARMING_UP);
+
+        List<StepRecord> steps = aThrottleThatGrowsTheBatchesPastThreeTimesTheLargestSeen(100, 300);
+        assertThat(judgedRestoredEvery(steps, 3, new HashMap<>())).as("restored every 3 steps")
+                .isEqualTo(judgedRestoredEvery(steps, Integer.MAX_VALUE, new HashMap<>()));
+    }
+
+    @Test
+    void aThrottleMeasuredUnderTheBoundWhosePrefillHeavyStepsRanOverItIsFlaggedThroughout() {
+        // a noisy iteration log with a prompt every eighth step, a 1.37x throttle of 600 steps: its onset measured under
+        // the bound (decode steps diluted by the batch level's error), its prefill-heavy steps over it
+        int flagged = 0;
+        int throttled = 0;
+        int falsePositives = 0;
+        for (long seed = 1; seed <= 5; seed++) {
+            SplittableRandom rng = new SplittableRandom(seed);
+            RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+            double perRequest = 150e3;
+            for (int i = 0; i < 4_000; i++) {
+                perRequest = Math.max(50e3, Math.min(400e3, perRequest + 2e3 * Steps.gaussian(rng)));
+                int decode = Math.max(1, Math.min(96, (int) Math.round(40 + 30 * Math.sin(i / 500.0) + 3 * Steps.gaussian(rng))));
+                int prompt = i % 8 == 0 ? 1_000 + rng.nextInt(2_000) : 0;
+                boolean slow = i >= 3_000 && i < 3_600;
+                double noise = Math.exp(0.05 * Steps.gaussian(rng));
+                Assessment a = m.assess(Steps.logStep(rng, "log", i, i * STEP_NS, decode, prompt, perRequest, (slow ? 1.37 : 1) * noise));
+                boolean outlier = a.verdict() == Verdict.OUTLIER;
+                if (slow) {
+                    throttled++;
+                    flagged += outlier ? 1 : 0;
+                } else if (i >= 2_000) {
+                    falsePositives += outlier ? 1 : 0;
+                }
+            }
+        }
+        // judged by the bound alone, 1,162 of them were flagged
+        assertThat(flagged).as("of %d throttled steps", throttled).isGreaterThanOrEqualTo(1_400);
+        assertThat(falsePositives).as("healthy steps flagged, of 5 x 1,400").isLessThanOrEqualTo(20);
+    }
+
     private static List<Assessment> assessAll(List<StepRecord> steps) {
         RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
         List<Assessment> out = new ArrayList<>();

@@ -136,6 +136,19 @@ final class CostFit {
         return false;
     }
 
+    /**
+     * Whether a step has work of a kind no training step had (a feature the fit has only seen at zero): there the fit
+     * is no extrapolation but a guess. Work that is only larger than any seen is {@link #beyondTraining} but not new.
+     */
+    boolean newKind(double[] x) {
+        for (int j = 1; j < CostBasis.SIZE; j++) {
+            if (x[j] > 0 && featureMax[j] <= 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** Whether a cell holds enough points for its own offset (and has one): its steps are no extrapolation. */
     static boolean knows(WorkCells cells, int slot) {
         return cells.count(slot) >= MIN_CELL_POINTS && !Double.isNaN(cells.offset(slot));

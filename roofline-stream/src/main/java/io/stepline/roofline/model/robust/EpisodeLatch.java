@@ -213,6 +213,14 @@ final class EpisodeLatch {
         return Math.max(0, onsetLog);
     }
 
+    /**
+     * How far the episode's prefill-heavy steps rose over where they ran before it (log), once {@link #PREFILL_EVIDENCE}
+     * of them were seen; NaN before. They show a slowdown whole, with no unreported context in their cost.
+     */
+    double prefillRiseLog() {
+        return closed && prefillSteps >= PREFILL_EVIDENCE ? prefillLog - calmPrefillLog : Double.NaN;
+    }
+
     boolean closed() {
         return closed;
     }

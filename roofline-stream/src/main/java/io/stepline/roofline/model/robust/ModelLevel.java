@@ -224,6 +224,11 @@ final class ModelLevel {
         return byBatch() && latch.measured() ? latch.slowdownLog() : Double.NaN;
     }
 
+    /** {@link EpisodeLatch#prefillRiseLog} of the measured episode the latch holds (NaN: none, or too few prefill-heavy steps). */
+    double episodePrefillRiseLog() {
+        return byBatch() && latch.measured() ? latch.prefillRiseLog() : Double.NaN;
+    }
+
     /** Whether the fit part of the state changed since the last call. */
     boolean takeChanged() {
         boolean c = changed;

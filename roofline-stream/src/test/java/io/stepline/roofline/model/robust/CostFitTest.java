@@ -100,6 +100,10 @@ class CostFitTest {
         }
         // the largest context among the training points lies in [30,000, 66,667): judged up to 3x it
         assertThat(maxContext).as("judged as an extrapolation up to BEYOND_FACTOR x the largest seen").isBetween(120_000.0, 200_000.0);
+        CostBasis.of(0, 0, 40, 40, 200_000, x);
+        assertThat(fit.newKind(x)).as("only larger than any seen: beyond, not new").isFalse();
+        CostBasis.of(512, 1, 40, 40, 30_000, x);
+        assertThat(fit.newKind(x)).as("a first prefill: a kind no training step had").isTrue();
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.stepline.roofline.model.robust;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import org.junit.jupiter.api.Test;
 
@@ -182,6 +183,22 @@ class EpisodeLatchTest {
             assertThat(l.observe(true, Math.log(1.6), NEAR, prefillHeavy ? 0.7 : 0.1)).isTrue();
         }
         assertThat(l.surge()).isFalse();
+    }
+
+    @Test
+    void itMeasuresHowFarTheEpisodesPrefillHeavyStepsRoseOverWhereTheyRanBefore() {
+        EpisodeLatch l = new EpisodeLatch();
+        calmWithPrefills(l, 400, 0.9);
+        burst(l, 1.35);
+        assertThat(l.prefillRiseLog()).as("no prefill-heavy step in the episode yet").isNaN();
+        for (int i = 0; i < 40; i++) {
+            boolean prefillHeavy = i % 4 == 0;
+            // decode-heavy steps diluted to 1.3x, prefill-heavy ones 1.55x over where they ran (0.9 of the model)
+            l.observe(false, Math.log(prefillHeavy ? 0.9 * 1.55 : 1.3), NEAR, prefillHeavy ? 0.7 : 0.1);
+        }
+        assertThat(l.closed()).isTrue();
+        assertThat(Math.exp(l.prefillRiseLog())).as("their rise, not their ratio").isCloseTo(1.55, within(0.02));
+        assertThat(Math.exp(throughHeader(l).prefillRiseLog())).as("restored").isCloseTo(1.55, within(0.02));
     }
 
     /** Calm steps, every fourth prefill-heavy and running at {@code prefillRatio} of the model, the rest near it. */
