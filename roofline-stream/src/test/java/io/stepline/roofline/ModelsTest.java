@@ -451,29 +451,10 @@ class ModelsTest {
     void aThrottleMeasuredUnderTheBoundWhosePrefillHeavyStepsRanOverItIsFlaggedThroughout() {
         // a noisy iteration log with a prompt every eighth step, a 1.37x throttle of 600 steps: its onset measured under
         // the bound (decode steps diluted by the batch level's error), its prefill-heavy steps over it
-        int flagged = 0;
-        int throttled = 0;
-        int falsePositives = 0;
-        for (long seed = 1; seed <= 5; seed++) {
-            SplittableRandom rng = new SplittableRandom(seed);
-            RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
-            double perRequest = 150e3;
-            for (int i = 0; i < 4_000; i++) {
-                perRequest = Math.max(50e3, Math.min(400e3, perRequest + 2e3 * Steps.gaussian(rng)));
-                int decode = Math.max(1, Math.min(96, (int) Math.round(40 + 30 * Math.sin(i / 500.0) + 3 * Steps.gaussian(rng))));
-                int prompt = i % 8 == 0 ? 1_000 + rng.nextInt(2_000) : 0;
-                boolean slow = i >= 3_000 && i < 3_600;
-                double noise = Math.exp(0.05 * Steps.gaussian(rng));
-                Assessment a = m.assess(Steps.logStep(rng, "log", i, i * STEP_NS, decode, prompt, perRequest, (slow ? 1.37 : 1) * noise));
-                boolean outlier = a.verdict() == Verdict.OUTLIER;
-                if (slow) {
-                    throttled++;
-                    flagged += outlier ? 1 : 0;
-                } else if (i >= 2_000) {
-                    falsePositives += outlier ? 1 : 0;
-                }
-            }
-        }
+        int[] judged = aThrottleOnANoisyIterationLog(1.37, 8);
+        int flagged = judged[0];
+        int throttled = judged[1];
+        int falsePositives = judged[2];
         // judged by the bound alone, 1,162 of them were flagged
         assertThat(flagged).as("of %d throttled steps", throttled).isGreaterThanOrEqualTo(1_400);
         assertThat(falsePositives).as("healthy steps flagged, of 5 x 1,400").isLessThanOrEqualTo(20);
@@ -883,6 +864,20 @@ class ModelsTest {
         // unreported context through it, and with the noise a fifth of its steps ran under the bound (2,354 of 3,000
         // flagged over five seeds). A step that runs half the measured slowdown (in log) above the model is one of
         // the episode's steps.
+        int[] judged = aThrottleOnANoisyIterationLog(1.5, 0);
+        int flagged = judged[0];
+        int throttled = judged[1];
+        int falsePositives = judged[2];
+        assertThat(flagged).as("of %d throttled steps", throttled).isGreaterThanOrEqualTo(2_900);
+        assertThat(falsePositives).as("healthy steps flagged, of 5 x 1,400").isLessThanOrEqualTo(5);
+    }
+
+    /**
+     * Five iteration logs (seeds 1-5) with twice the usual noise, a decode batch swinging 10-70 requests, a prompt of
+     * 1,000-3,000 tokens every {@code promptEvery} steps (0: none), and a throttle of {@code slowdown} on steps
+     * 3,000-3,599: {flagged throttled steps, throttled steps, healthy steps flagged from step 2,000 on}.
+     */
+    private static int[] aThrottleOnANoisyIterationLog(double slowdown, int promptEvery) {
         int flagged = 0;
         int throttled = 0;
         int falsePositives = 0;
@@ -893,9 +888,10 @@ class ModelsTest {
             for (int i = 0; i < 4_000; i++) {
                 perRequest = Math.max(50e3, Math.min(400e3, perRequest + 2e3 * Steps.gaussian(rng)));
                 int decode = Math.max(1, Math.min(96, (int) Math.round(40 + 30 * Math.sin(i / 500.0) + 3 * Steps.gaussian(rng))));
+                int prompt = promptEvery > 0 && i % promptEvery == 0 ? 1_000 + rng.nextInt(2_000) : 0;
                 boolean slow = i >= 3_000 && i < 3_600;
                 double noise = Math.exp(0.05 * Steps.gaussian(rng));
-                Assessment a = m.assess(Steps.logStep(rng, "log", i, i * STEP_NS, decode, perRequest, (slow ? 1.5 : 1) * noise));
+                Assessment a = m.assess(Steps.logStep(rng, "log", i, i * STEP_NS, decode, prompt, perRequest, (slow ? slowdown : 1) * noise));
                 boolean outlier = a.verdict() == Verdict.OUTLIER;
                 if (slow) {
                     throttled++;
@@ -906,8 +902,7 @@ class ModelsTest {
                 }
             }
         }
-        assertThat(flagged).as("of %d throttled steps", throttled).isGreaterThanOrEqualTo(2_900);
-        assertThat(falsePositives).as("healthy steps flagged, of 5 x 1,400").isLessThanOrEqualTo(5);
+        return new int[] {flagged, throttled, falsePositives};
     }
 
     @Test
