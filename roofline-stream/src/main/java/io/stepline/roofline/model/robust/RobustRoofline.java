@@ -222,8 +222,8 @@ public final class RobustRoofline implements LatencyDetector {
      * instance: 236 of 620 missed). Without the prefill-heavy steps' evidence, a 1.36x throttle of a decode-only log held
      * the latch past its end while the level learned net of it: 764 of 7,000 healthy steps flagged, 548 without the rule
      * (ModelsTest's scenario without prompts, five seeds). 1.3 against 1.25 on 42 validation-style sets: the same
-     * recall, fewer false positives
-     * (docs/BENCHMARKS.md, stop 38); the false episodes this must keep out were measured near 1.14x.
+     * recall, fewer false positives (docs/BENCHMARKS.md, stop 38); the false episodes this must keep out were measured
+     * near 1.14x.
      */
     static final double EPISODE_MIN_RATIO = 1.3;
     /**
