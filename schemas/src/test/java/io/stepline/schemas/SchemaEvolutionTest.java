@@ -160,7 +160,7 @@ class SchemaEvolutionTest {
     @Test
     void rooflineHeaderWrittenBeforeTheBatchLevelIsReadWithAnEmptyOne() throws IOException {
         List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName());
-        assertThat(history).hasSize(9);
+        assertThat(history).hasSize(10);
         Schema v1 = history.get(0);
         assertThat(v1.getField("batch_level")).isNull();
         assertThat(history.get(1).getField("latch_closed")).isNotNull();
@@ -282,6 +282,19 @@ class SchemaEvolutionTest {
         assertThat(header.getStepsSinceKnown()).isEqualTo(2);
         // none in a row: new work keeps the extrapolation's bound (or the burst's) until known cells are flagged again
         assertThat(header.getKnownFlags()).isZero();
+    }
+
+    @Test
+    void rooflineHeaderWrittenBeforeTheLastKnownStepWasKeptReadsAsAHealthyOne() throws IOException {
+        Schema header10 = olderVersion(io.stepline.events.RooflineStateHeader.getClassSchema(), 9, "known_flags", "last_known_log");
+        GenericRecord old = olderHeader(header10, 14_000L, 0.2);
+        old.put("known_flags", 2);
+        old.put("steps_since_known", 5);
+        io.stepline.events.RooflineStateHeader header = EventSerdes.ROOFLINE_STATE_HEADER.decode(written(header10, old));
+        assertThat(header.getKnownFlags()).isEqualTo(2);
+        assertThat(header.getStepsSinceKnown()).isEqualTo(5);
+        // at the model: a burst in new work is doubted until the next step in known work says otherwise
+        assertThat(header.getLastKnownLog()).isZero();
     }
 
     @Test

@@ -319,6 +319,8 @@ public final class RobustRoofline implements LatencyDetector {
     private int stepsSinceKnown;
     /** Judged steps in known cells reported in a row, up to the last of them (capped at {@link #SLOW_KNOWN_FLAGS}). */
     private int knownFlags;
+    /** Log ratio of the last judged step in a known cell ({@link #healthyKnownWork}). */
+    private double lastKnownLog;
     private long beyond;
     /** Producers without the KV context: {@link #steps} at the last prefill-heavy judged step (-1: none yet), and its log ratio (the witness). */
     private long witnessStep = -1;
@@ -452,7 +454,7 @@ public final class RobustRoofline implements LatencyDetector {
         boolean latched = level.latch(outlier, logRatio, learnLog, share);
         level.learn(outlier, known, latched, bx, batchHere, share, logRatio, learnLog);
         double flaggedAbove = bound;
-        if (!known && (inBurst() || slowInKnownWork()) && !byContext && ratio > BURST_NEW_WORK_RATIO
+        if (!known && (inBurst() && !healthyKnownWork() || slowInKnownWork()) && !byContext && ratio > BURST_NEW_WORK_RATIO
                 && lat - expected >= s.minExcessNs()) {
             // in a burst of flagged steps (or right after flagged known work), work the model does not know is judged by
             // the burst, not the widened bound
@@ -479,6 +481,7 @@ public final class RobustRoofline implements LatencyDetector {
             cells.touch(slot, steps);
         }
         if (known) {
+            lastKnownLog = logRatio;
             knownFlags = reported ? Math.min(SLOW_KNOWN_FLAGS, knownFlags + 1) : 0;
         }
         recentReports = ((recentReports << 1) | (reported ? 1 : 0)) & RECENT_REPORTS_MASK;
@@ -496,6 +499,17 @@ public final class RobustRoofline implements LatencyDetector {
     /** The last {@link #SLOW_KNOWN_FLAGS} steps in known cells were all reported, lately ({@link #SLOW_KNOWN_WITHIN}). */
     private boolean slowInKnownWork() {
         return !level.byBatch() && knownFlags >= SLOW_KNOWN_FLAGS && stepsSinceKnown <= SLOW_KNOWN_WITHIN;
+    }
+
+    /**
+     * The last judged step in known cells ran under {@link #BURST_NEW_WORK_RATIO}, lately ({@link #SLOW_KNOWN_WITHIN}):
+     * where the model knows the work's cost the device was healthy, so a burst of reports in new work is the fit's error
+     * there. Healthy decode batches past the largest seen, where the fit erred 1.3x low, started a burst of their own and
+     * 47 of them were flagged, with the known steps between them at 1.08-1.18x (validation gen.py 3901, v-dec-7b-b): 28
+     * validation-style sets' false positives 0.0532% -> 0.0508%, recall -0.00003 (docs/BENCHMARKS.md, stop 38).
+     */
+    private boolean healthyKnownWork() {
+        return stepsSinceKnown <= SLOW_KNOWN_WITHIN && lastKnownLog < Math.log(BURST_NEW_WORK_RATIO);
     }
 
     private boolean inBurst() {
@@ -782,6 +796,7 @@ public final class RobustRoofline implements LatencyDetector {
         h.setBurstHeld(burstHeld);
         h.setStepsSinceKnown(stepsSinceKnown);
         h.setKnownFlags(knownFlags);
+        h.setLastKnownLog(lastKnownLog);
         h.setWitnessStep(witnessStep);
         h.setWitnessLog(witnessLog);
         h.setPreviousDecodeLog(previousDecodeLog);
@@ -826,6 +841,7 @@ public final class RobustRoofline implements LatencyDetector {
         burstHeld = st.getBurstHeld();
         stepsSinceKnown = st.getStepsSinceKnown();
         knownFlags = st.getKnownFlags();
+        lastKnownLog = st.getLastKnownLog();
         witnessStep = st.getWitnessStep();
         witnessLog = st.getWitnessLog();
         previousDecodeLog = st.getPreviousDecodeLog();
