@@ -181,6 +181,8 @@ public final class RobustRoofline implements LatencyDetector {
     static final int BURST_HOLD = 64;
     /** Weight of one reported step in the burst's mean log ratio (~8 steps). */
     static final double BURST_ALPHA = 1.0 / 8;
+    /** Reports among the last four judged steps with which a new cell learns no step over {@link #BURST_NEW_WORK_RATIO}. */
+    static final int NEW_CELL_QUIET_REPORTS = 2;
     /** The four bits of {@link #recentReports}: as many steps as a burst is counted over. */
     static final int RECENT_REPORTS_MASK = 0xF;
     /**
@@ -471,7 +473,14 @@ public final class RobustRoofline implements LatencyDetector {
         // while a re-anchoring may still be undone, the cells learn nothing it would leave wrong: no new cell, and
         // in a filled one only steps near the model (a false alarm's steps run far below it)
         boolean watching = drift.watchingEnd() || prefillShift.watchingEnd();
-        boolean learnable = filled ? logRatio <= learnLog && (!watching || logRatio >= -learnLog) : calm && !watching;
+        // nor does a new cell take a step over BURST_NEW_WORK_RATIO while half the last four judged steps were reported:
+        // a slowdown in new work that the burst does not judge (healthy known steps between) reads near the
+        // extrapolation's bound, some steps over it and some under; learned, those under it became their cells' offsets
+        // at a refit, and a contention right after the slowdown read ~1.3x there (validation gen.py 4105 at 4,000 steps,
+        // v-dec-7b-b: 65 of a 1.95x slowdown's 82 steps missed). Any report among the four cost false positives on five
+        // of 80 sets (new work beside isolated false flags learned later; docs/BENCHMARKS.md, stop 39).
+        boolean amidReports = Integer.bitCount(recentReports) >= NEW_CELL_QUIET_REPORTS && ratio > BURST_NEW_WORK_RATIO;
+        boolean learnable = filled ? logRatio <= learnLog && (!watching || logRatio >= -learnLog) : calm && !watching && !amidReports;
         // a step reported under the bound (new work in a burst, an episode's step) teaches no cell either: learned, a
         // throttle's steps in a young instance's new cells became those cells' offsets at the next refit, and the rest of
         // the throttle read healthy there (validation-style fleet2 3812 at 4,000 steps, w-mix-70b-a: 122 of 343 missed)
