@@ -26,6 +26,7 @@ import io.stepline.cli.bench.BenchStage;
 import io.stepline.cli.bench.LatencyProbe;
 import io.stepline.cli.bench.PassThroughStage;
 import io.stepline.cli.bench.StageWatch;
+import io.stepline.cli.bench.SteadyHalf;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestService;
 import io.stepline.kafka.ClusterOptions;
@@ -152,11 +153,11 @@ public final class BenchCommand implements Callable<Integer> {
         try (IngestService ingest = prepared.ingest();
              DetectorService det = stage.detects() ? new DetectorService(dcfg).start(bs) : null) {
             BooleanSupplier healthy = () -> ingest.isHealthy() && (det == null || det.isHealthy());
-            BenchFigures.Throughput throughput = throughput(bs, traffic, plain, t0, ingest, det, healthy);
+            Measured throughput = throughput(bs, traffic, plain, t0, ingest, det, healthy);
             BenchFigures.PassThrough copy = passthrough ? passThrough(bs, traffic.allSteps(), state.resolve("p"), plain, healthy) : null;
             BenchFigures.Latency latency = latencySeconds > 0 ? latency(bs, instances, latencySeconds) : null;
             Double retention = det != null ? det.stats().retentionRatio() : null;
-            return new BenchFigures(traffic, settings, plain, throughput, copy, latency, retention, peakHeap(), peakRss());
+            return new BenchFigures(traffic, settings, plain, throughput.figures(), copy, latency, retention, peakHeap(), peakRss(), throughput.steady());
         }
     }
 
@@ -201,8 +202,11 @@ public final class BenchCommand implements Callable<Integer> {
                         fleet.stream().map(i -> new FaultCampaign.InstanceShape(i.role(), i.tp())).toList(), seconds, seconds / 3, 1, 2, 4, 0.5, 1, false));
     }
 
+    /** The throughput phase's figures, and its steady half seen from inside (null if there was none). */
+    private record Measured(BenchFigures.Throughput figures, BenchFigures.SteadyTime steady) {}
+
     /** The stage's rate, from its first output record to the last step's output (and, with the detector, the last kernel batch decided). */
-    private BenchFigures.Throughput throughput(String bs, BenchFigures.Traffic traffic, BenchFigures.PlainRead plain, long t0,
+    private Measured throughput(String bs, BenchFigures.Traffic traffic, BenchFigures.PlainRead plain, long t0,
                                               IngestService ingest, DetectorService det, BooleanSupplier healthy) throws InterruptedException {
         long steps = traffic.steps();
         long warmup = traffic.allSteps() - steps;
@@ -212,7 +216,12 @@ public final class BenchCommand implements Callable<Integer> {
         }
         // in the pipeline, how far the detector fell behind ingest: a backlog it judges later raises the second half's rate
         LongSupplier upstream = stage == BenchStage.pipeline ? () -> ingest.stats().steps() : null;
-        StageWatch.OutputProgress progress = StageWatch.awaitRecords(bs, stage.outputTopic(), upstream, warmup, steps, healthy);
+        SteadyHalf half = new SteadyHalf(bs).stage("ingest", ingest.streams(), ingest.applicationId());
+        if (det != null) {
+            half.stage("detector", det.streams(), det.applicationId());
+        }
+        StageWatch.OutputProgress progress = StageWatch.awaitRecords(bs, stage.outputTopic(), upstream, warmup, steps, healthy, half::begin);
+        BenchFigures.SteadyTime steady = kernels == 0 ? half.end(progress.lastRecords() - progress.halfRecords()) : null;
         Long kernelBatches = null;
         Long decided = null;
         if (det != null) {
@@ -227,12 +236,12 @@ public final class BenchCommand implements Callable<Integer> {
         double stepsPerS = steps / stageS;
         Double kernelRecordsPerS = det != null && kernels > 0 ? traffic.kernelRecords() / stageS : null;
         // with kernels the stage is done when the last batch is decided, not when the last verdict appears: no steady rate
-        double steady = kernels == 0 ? progress.steadyPerS() : Double.NaN;
+        double steadyPerS = kernels == 0 ? progress.steadyPerS() : Double.NaN;
         spec.commandLine().getErr().printf(Locale.ROOT, "%s: %,d steps to %s in %.2f s after the first (%.2f s with start-up)%n",
                 stage.label(), steps, stage.outputTopic(), stageS, totalS);
-        return new BenchFigures.Throughput(kernelBatches, decided, stepsPerS, kernelRecordsPerS, stepsPerS / plain.plainConsumerStepsPerS(),
-                Double.isNaN(steady) ? null : steady, Double.isNaN(steady) ? null : steady / plain.plainConsumerStepsPerS(), totalS,
-                progress.maxBacklog() >= 0 ? progress.maxBacklog() : null);
+        return new Measured(new BenchFigures.Throughput(kernelBatches, decided, stepsPerS, kernelRecordsPerS, stepsPerS / plain.plainConsumerStepsPerS(),
+                Double.isNaN(steadyPerS) ? null : steadyPerS, Double.isNaN(steadyPerS) ? null : steadyPerS / plain.plainConsumerStepsPerS(), totalS,
+                progress.maxBacklog() >= 0 ? progress.maxBacklog() : null), steady);
     }
 
     /**

@@ -74,6 +74,19 @@ class BenchCommandIT {
         assertThat(measuredS).isPositive().isLessThan(fig.get("seconds_incl_startup").asDouble());
         // how far the detector fell behind ingest (the pipeline watches stepline.steps beside the verdicts)
         assertThat(fig.get("max_detector_backlog_steps").asLong()).isBetween(0L, steps + warmup);
+        // the steady half from inside (SteadyHalfIT measures it on a stage of its own): when this short run's output
+        // came in more than one poll, both stages' stream threads, and what the verdicts topic grew by
+        JsonNode steady = fig.get("steady");
+        if (steady == null) {
+            return;
+        }
+        for (String stage : new String[] {"ingest", "detector"}) {
+            JsonNode t = steady.get("stream_threads").get(stage);
+            assertThat(t.get("threads").asInt()).as(stage).isEqualTo(1);
+            assertThat(t.get("cpu_share").asDouble()).as(stage).isBetween(0.0, 1.05);
+            assertThat(t.get("txn_commit_share").asDouble()).as(stage).isBetween(0.0, t.get("blocked_share").asDouble() + 1e-6);
+        }
+        assertThat(steady.get("offsets_per_step").get("stepline.verdicts").asDouble()).isPositive();
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.stepline.cli.bench;
 
 import java.io.PrintWriter;
 import java.util.Locale;
+import java.util.Map;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonUnwrapped;
@@ -20,7 +21,7 @@ import com.fasterxml.jackson.databind.annotation.JsonNaming;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record BenchFigures(@JsonUnwrapped Traffic traffic, @JsonUnwrapped Settings settings, @JsonUnwrapped PlainRead plainRead,
                            @JsonUnwrapped Throughput throughput, @JsonUnwrapped PassThrough passThrough,
-                           @JsonUnwrapped Latency latency, Double retentionRatio, long peakHeapBytes, long peakRssBytes) {
+                           @JsonUnwrapped Latency latency, Double retentionRatio, long peakHeapBytes, long peakRssBytes, SteadyTime steady) {
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -82,6 +83,14 @@ public record BenchFigures(@JsonUnwrapped Traffic traffic, @JsonUnwrapped Settin
         }
     }
 
+    /**
+     * The steady half from inside ({@link SteadyHalf}): the cores each kind of thread used; per
+     * stage, where its stream threads' wall time went; per topic, the offsets it grew by (records and
+     * transaction markers) per step judged.
+     */
+    @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
+    public record SteadyTime(Map<String, Double> cores, Map<String, StreamThreadTime.Split> streamThreads, Map<String, Double> offsetsPerStep) { }
+
     public JsonNode toJson() {
         return JSON.valueToTree(this);
     }
@@ -94,15 +103,27 @@ public record BenchFigures(@JsonUnwrapped Traffic traffic, @JsonUnwrapped Settin
         }
     }
 
-    /** One line per figure: name, then the value (fractions with three decimals, counts with thousands separators). */
+    /**
+     * One line per figure: name, then the value (fractions with three decimals, counts with thousands
+     * separators); a nested figure's name is its path, dotted.
+     */
     public void print(PrintWriter o) {
         o.println();
-        toJson().properties().forEach(e -> {
+        print(o, "", toJson());
+        o.flush();
+    }
+
+    private static void print(PrintWriter o, String prefix, JsonNode node) {
+        node.properties().forEach(e -> {
             JsonNode v = e.getValue();
+            String name = prefix + e.getKey();
+            if (v.isObject()) {
+                print(o, name + ".", v);
+                return;
+            }
             String text = v.isFloatingPointNumber() ? String.format(Locale.ROOT, "%,.3f", v.doubleValue())
                     : v.isIntegralNumber() ? String.format(Locale.ROOT, "%,d", v.longValue()) : v.asText();
-            o.printf(Locale.ROOT, "%-32s %s%n", e.getKey(), text);
+            o.printf(Locale.ROOT, "%-32s %s%n", name, text);
         });
-        o.flush();
     }
 }

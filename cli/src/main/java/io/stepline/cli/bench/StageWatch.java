@@ -104,6 +104,11 @@ public final class StageWatch {
             return records >= (base + expected) * 0.999;
         }
 
+        /** Whether a poll has seen half of the expected records: the steady half has begun. */
+        boolean pastHalf() {
+            return halfNs != 0;
+        }
+
         long records() {
             return records;
         }
@@ -118,7 +123,7 @@ public final class StageWatch {
      * stage dies or nothing completes in {@link #MAX_WAIT}.
      */
     public static OutputProgress awaitRecords(String bs, String topic, long expected, BooleanSupplier healthy) throws InterruptedException {
-        return awaitRecords(bs, topic, null, 0, expected, healthy);
+        return awaitRecords(bs, topic, null, 0, expected, healthy, null);
     }
 
     /**
@@ -126,13 +131,14 @@ public final class StageWatch {
      * inside their records by {@link ItemCounter}: one record carries many), and times the
      * {@code expected} that come after the first {@code base} (a warm-up's output); with
      * {@code upstream} (the steps the stage's input holds so far, as the stage before it counts them;
-     * null for none), also how far the output fell behind it. Fails when a stage dies or nothing
-     * completes in {@link #MAX_WAIT}.
+     * null for none), also how far the output fell behind it; {@code atHalf} (null for none) runs at
+     * the poll that begins the steady half. Fails when a stage dies or nothing completes in
+     * {@link #MAX_WAIT}.
      */
-    public static OutputProgress awaitRecords(String bs, String topic, LongSupplier upstream, long base, long expected, BooleanSupplier healthy)
-            throws InterruptedException {
+    public static OutputProgress awaitRecords(String bs, String topic, LongSupplier upstream, long base, long expected, BooleanSupplier healthy,
+                                              Runnable atHalf) throws InterruptedException {
         try (ItemCounter out = new ItemCounter(bs, topic)) {
-            return await(topic, out::count, upstream, base, expected, healthy);
+            return await(topic, out::count, upstream, base, expected, healthy, atHalf);
         }
     }
 
@@ -144,7 +150,7 @@ public final class StageWatch {
     public static OutputProgress awaitCommitted(String bs, String group, String input, BooleanSupplier healthy) throws InterruptedException {
         try (Admin admin = admin(bs)) {
             long ends = endOffsetSum(admin, input);
-            return await(input, () -> committedSum(admin, group), null, 0, ends, healthy);
+            return await(input, () -> committedSum(admin, group), null, 0, ends, healthy, null);
         }
     }
 
@@ -160,8 +166,8 @@ public final class StageWatch {
         }
     }
 
-    private static OutputProgress await(String topic, LongSupplier output, LongSupplier upstream, long base, long expected, BooleanSupplier healthy)
-            throws InterruptedException {
+    private static OutputProgress await(String topic, LongSupplier output, LongSupplier upstream, long base, long expected, BooleanSupplier healthy,
+                                        Runnable atHalf) throws InterruptedException {
         ProgressTracker tracker = new ProgressTracker(base, expected);
         long deadline = System.nanoTime() + MAX_WAIT.toNanos();
         while (!tracker.done()) {
@@ -175,6 +181,10 @@ public final class StageWatch {
             } else {
                 long ahead = upstream.getAsLong();
                 tracker.observe(System.nanoTime(), output.getAsLong(), ahead);
+            }
+            if (atHalf != null && tracker.pastHalf()) {
+                atHalf.run();
+                atHalf = null;
             }
             if (!healthy.getAsBoolean()) {
                 throw new IllegalStateException("a stage failed during the benchmark");
@@ -198,6 +208,24 @@ public final class StageWatch {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while reading the end offsets of " + topic, e);
+        }
+    }
+
+    /**
+     * Every topic's end offset sum (transaction markers counted), internal topics left out: what the
+     * stages and their changelogs have appended so far.
+     */
+    public static Map<String, Long> endOffsetsByTopic(String bs) {
+        try (Admin admin = admin(bs)) {
+            List<String> topics = admin.listTopics().names().get(10, TimeUnit.SECONDS).stream().sorted().toList();
+            Map<String, Long> out = new java.util.TreeMap<>();
+            Quiescence.committedEndOffsets(admin, topics).forEach((tp, end) -> out.merge(tp.topic(), end, Long::sum));
+            return out;
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("cannot read the topics' end offsets: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while reading the topics' end offsets", e);
         }
     }
 

@@ -13,9 +13,13 @@ import org.junit.jupiter.api.Test;
 /** The figures are one flat JSON object with the keys the harness has always written, unmeasured ones left out. */
 class BenchFiguresTest {
     private static BenchFigures figures(BenchFigures.PassThrough copy, BenchFigures.Latency latency) {
+        return figures(copy, latency, null);
+    }
+
+    private static BenchFigures figures(BenchFigures.PassThrough copy, BenchFigures.Latency latency, BenchFigures.SteadyTime steady) {
         return new BenchFigures(new BenchFigures.Traffic(1000, null, 0, 500.0), new BenchFigures.Settings("ingest", 100, 1, 1),
                 new BenchFigures.PlainRead("otlp_spans", 1000, 0.5),
-                new BenchFigures.Throughput(null, null, 250.0, null, 0.125, null, null, 6.0, null), copy, latency, null, 1L << 30, 2L << 30);
+                new BenchFigures.Throughput(null, null, 250.0, null, 0.125, null, null, 6.0, null), copy, latency, null, 1L << 30, 2L << 30, steady);
     }
 
     @Test
@@ -46,5 +50,20 @@ class BenchFiguresTest {
         figures(null, null).print(new PrintWriter(w));
         assertThat(w.toString()).contains("steps                            1,000").contains("steps_per_s                      250.000")
                 .contains("plain_consumer_topic             otlp_spans");
+    }
+
+    @Test
+    void theSteadyHalfIsNestedInTheJsonAndPrintedUnderDottedNames() {
+        BenchFigures.SteadyTime steady = new BenchFigures.SteadyTime(java.util.Map.of("jvm", 0.25),
+                java.util.Map.of("detector", new StreamThreadTime.Split(2, 0.55, 0.30, 0.15, 0.20, 0.05, 8.0, 12.5)),
+                java.util.Map.of("stepline.verdicts", 0.02));
+        JsonNode j = figures(null, null, steady).toJson();
+        assertThat(j.get("steady").get("stream_threads").get("detector").get("txn_commit_ms_avg").asDouble()).isEqualTo(8.0);
+        assertThat(j.get("steady").get("offsets_per_step").get("stepline.verdicts").asDouble()).isEqualTo(0.02);
+        StringWriter w = new StringWriter();
+        figures(null, null, steady).print(new PrintWriter(w));
+        assertThat(w.toString()).contains("steady.stream_threads.detector.cpu_share 0.550")
+                .contains("steady.stream_threads.detector.runnable_share 0.150")
+                .contains("steady.offsets_per_step.stepline.verdicts 0.020").contains("steady.cores.jvm");
     }
 }
