@@ -29,12 +29,12 @@ public final class StreamThreadTime {
 
     /**
      * The shares of the threads' wall time ({@code threads} x the stretch) between two samples, the
-     * mean time a transaction commit took, and commits per second per thread. What is neither on a
+     * mean time a transaction commit took, and commits per thread per second. What is neither on a
      * core nor blocked ({@code runnableShare}) is time a runnable thread waited for a core (or in a lock).
      */
     @JsonNaming(PropertyNamingStrategies.SnakeCaseStrategy.class)
     public record Split(int threads, double cpuShare, double blockedShare, double runnableShare, double txnCommitShare, double pollWaitShare,
-                        double txnCommitMsAvg, double commitsPerSPerThread) { }
+                        double txnCommitMsAvg, double commitsPerThreadPerS) { }
 
     /**
      * The stage's counters now. Its stream threads are the JVM's threads named

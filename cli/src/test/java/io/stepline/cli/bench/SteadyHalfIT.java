@@ -47,7 +47,7 @@ class SteadyHalfIT {
                 StreamThreadTime.Split s = t.streamThreads().get("copy");
                 assertThat(s.threads()).isEqualTo(1);
                 assertThat(s.cpuShare()).isGreaterThan(0.0).isLessThanOrEqualTo(1.05);
-                assertThat(s.commitsPerSPerThread()).as("exactly-once commits every 20 ms while there is input").isPositive();
+                assertThat(s.commitsPerThreadPerS()).as("exactly-once commits every 20 ms while there is input").isPositive();
                 assertThat(s.txnCommitMsAvg()).isPositive();
                 assertThat(s.txnCommitShare()).isPositive().isLessThanOrEqualTo(s.blockedShare());
                 assertThat(s.pollWaitShare()).as("it waited for the input before it came").isPositive();

@@ -22,7 +22,7 @@ class StreamThreadTimeTest {
         assertThat(split.txnCommitShare()).isCloseTo(0.20, within(1e-9));
         assertThat(split.pollWaitShare()).isCloseTo(0.05, within(1e-9));
         assertThat(split.txnCommitMsAvg()).as("4 s over 500 commits").isCloseTo(8.0, within(1e-9));
-        assertThat(split.commitsPerSPerThread()).as("500 commits in 10 s by two threads").isCloseTo(25.0, within(1e-9));
+        assertThat(split.commitsPerThreadPerS()).as("500 commits in 10 s by two threads").isCloseTo(25.0, within(1e-9));
     }
 
     @Test
