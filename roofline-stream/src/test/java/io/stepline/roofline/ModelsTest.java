@@ -314,6 +314,17 @@ class ModelsTest {
                 .isEqualTo(judgedRestoredEvery(steps, Integer.MAX_VALUE, new HashMap<>()));
     }
 
+    @Test
+    void aBurstThatEndsAsTheLoadMovesIntoWorkOfANewKindTeachesThatWorkNoneOfItsSlowdown() {
+        // the throttle ends as the batches pass the hinge, which no fit has seen: nothing judged there ends the burst, and
+        // once held back the new work's healthy steps were learned net of the burst's 1.6x, their cells 0.6x low
+        List<Assessment> judged = assessAll(aThrottleThatGoesOnPastTheHinge(23, 1_600));
+        assertThat(judged.subList(1_500, 1_600)).as("the throttle").filteredOn(a -> a.verdict() == Verdict.OUTLIER).hasSizeGreaterThan(80);
+        List<Assessment> after = judged.subList(1_800, 2_600);
+        assertThat(after).as("the new work, judged once refitted on").filteredOn(a -> a.verdict() != Verdict.WARMING_UP).hasSizeGreaterThan(500);
+        assertThat(after).as("its healthy steps flagged").filteredOn(a -> a.verdict() == Verdict.OUTLIER).hasSizeLessThanOrEqualTo(5);
+    }
+
     /**
      * Decode steps at 96-160 requests, a 1.6x throttle at that load from {@code throttleFrom}, then light steps (6
      * requests, work the model has no offset for) slowed as {@code light} says: the load left the known cells while the
