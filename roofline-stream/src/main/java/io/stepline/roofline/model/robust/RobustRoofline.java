@@ -349,7 +349,7 @@ public final class RobustRoofline implements LatencyDetector {
         double dt = step.getDecodeTokens();
         double ctx = CostBasis.contextTokens(step);
         double lat = step.getLatencyNs();
-        int key = WorkCells.key(p, np, d, ctx);
+        int key = WorkCells.key(p, np, d, dt, ctx);
         int slot = cells.slot(key);
         point[0] = (float) p;
         point[1] = (float) np;

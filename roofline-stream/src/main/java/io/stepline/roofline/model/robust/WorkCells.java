@@ -23,15 +23,21 @@ public final class WorkCells {
     public static final int POINT_WIDTH = 6;
     /** Points a cell keeps. */
     public static final int DEFAULT_POINTS_PER_CELL = 6;
-    /** Cells an instance keeps (bounds its state: 192 x 6 points x 24 bytes = 27 KB). */
-    public static final int DEFAULT_MAX_CELLS = 192;
+    /**
+     * Cells an instance keeps (bounds its state: 256 x (6 points x 24 bytes + 40) = 47 KB). 256, not 192: cut by
+     * {@link #TOKEN_BOUNDS}, steps with prefill spread over ~30% more cells, and a load spread evenly over 64-2,047 prompt
+     * tokens, 1-96 decode requests and their contexts (ModelsTest's) kept fewer of its steps in known cells, whose
+     * residuals are what the drift watch reads: over five seeds a 1.175x regression was reported within 2,000 steps on
+     * one (four with the earlier buckets), and with 256 cells on four again.
+     */
+    public static final int DEFAULT_MAX_CELLS = 256;
 
-    /** Where each bucket sits in a cell's key: context in bits 0-4, decode 5-10, prefill 11-15, prompts 16-19. */
+    /** Where each bucket sits in a cell's key: context in bits 0-4, decode 5-10, tokens of a prefill step 11-15, prompts 16-19. */
     private static final int DECODE_SHIFT = 5;
-    private static final int PREFILL_SHIFT = 11;
+    private static final int TOKENS_SHIFT = 11;
     private static final int PROMPTS_SHIFT = 16;
     private static final int CONTEXT_MASK = (1 << DECODE_SHIFT) - 1;
-    private static final int DECODE_MASK = (1 << (PREFILL_SHIFT - DECODE_SHIFT)) - 1;
+    private static final int DECODE_MASK = (1 << (TOKENS_SHIFT - DECODE_SHIFT)) - 1;
 
     private final int pointsPerCell;
     private final int maxCells;
@@ -60,11 +66,36 @@ public final class WorkCells {
         Arrays.fill(offsets, Double.NaN);
     }
 
-    static int prefillBucket(double prefillTokens) {
+    /**
+     * The upper bounds (inclusive) of the token buckets of a step with prefill: 16, 24, 32, 48, 64, ... (16 x 2^k and
+     * 24 x 2^k) scheduled tokens, so that every power of two from 16 up is a bound. A step's linear layers run over all
+     * its scheduled tokens, and GEMM tiling makes their cost jump just past powers of two: Vidur's H100 profiles
+     * ({@code ../shared/data}) rise 1.2-1.55x from 512 to 520 tokens for Llama-2 7B and 70B at every tensor-parallel
+     * degree, and as much at 256 or 1,024 for some. Cut at 16 x 1.5^k of the prefill tokens alone, one cell held
+     * 410-615 tokens, and its healthy steps ran at either ~72 or ~108 ms (validation gen.py 4101, v-pre-70b-a): its
+     * median offset flagged the slow half at 1.4x.
+     */
+    private static final int[] TOKEN_BOUNDS = tokenBounds();
+
+    private static int[] tokenBounds() {
+        int[] bounds = new int[30];
+        for (int i = 0; i < bounds.length; i++) {
+            bounds[i] = (i % 2 == 0 ? 16 : 24) << (i / 2);
+        }
+        return bounds;
+    }
+
+    /** The bucket of a step's scheduled tokens (prefill and decode) if it has prefill, 0 if not: see {@link #TOKEN_BOUNDS}. */
+    static int tokensBucket(double prefillTokens, double decodeTokens) {
         if (prefillTokens <= 0) {
             return 0;
         }
-        return (int) Math.min(31, 1 + Math.max(0, Math.floor(Math.log(prefillTokens / 16) / Math.log(1.5))));
+        double tokens = prefillTokens + Math.max(0, decodeTokens);
+        int i = 0;
+        while (i < TOKEN_BOUNDS.length && tokens > TOKEN_BOUNDS[i]) {
+            i++;
+        }
+        return 1 + i;
     }
 
     /** Fine where CUDA-graph batch sizes step (8 wide up to 64, 32 wide up to 512), coarse beyond. */
@@ -93,10 +124,15 @@ public final class WorkCells {
         return (int) Math.max(0, Math.min(15, prefillReqs));
     }
 
-    /** A cell's key: its prompts, prefill, decode and context buckets, packed (the context bucket in the low bits). */
-    public static int key(double prefillTokens, double prefillReqs, double decodeReqs, double contextTokens) {
-        return promptsBucket(prefillReqs) << PROMPTS_SHIFT | prefillBucket(prefillTokens) << PREFILL_SHIFT
+    /** A cell's key: its prompts, tokens, decode and context buckets, packed (the context bucket in the low bits). */
+    public static int key(double prefillTokens, double prefillReqs, double decodeReqs, double decodeTokens, double contextTokens) {
+        return promptsBucket(prefillReqs) << PROMPTS_SHIFT | tokensBucket(prefillTokens, decodeTokens) << TOKENS_SHIFT
                 | decodeBucket(decodeReqs) << DECODE_SHIFT | contextBucket(contextTokens);
+    }
+
+    /** The prompts and tokens buckets of a key: the part of it that the kind of prefill work decides. */
+    private static int prefillPart(int key) {
+        return key >>> TOKENS_SHIFT;
     }
 
     /** The slot of a cell, or -1. */
@@ -159,7 +195,7 @@ public final class WorkCells {
 
     /**
      * The slot of the known cell (offset set, at least {@code minPoints}) nearest to {@code key} among
-     * cells of the same prompts and prefill buckets, by decode and context buckets apart (at most
+     * cells of the same prompts and tokens buckets, by decode and context buckets apart (at most
      * {@code maxApart}); -1 when none. Ties go to the cell with more points, then the lower slot.
      */
     public int nearestKnown(int key, int maxApart, int minPoints) {
@@ -167,7 +203,7 @@ public final class WorkCells {
         int bestApart = maxApart + 1;
         for (int s = 0; s < used; s++) {
             int k = keys[s];
-            if (count[s] < minPoints || Double.isNaN(offsets[s]) || (k >>> PREFILL_SHIFT) != (key >>> PREFILL_SHIFT)) {
+            if (count[s] < minPoints || Double.isNaN(offsets[s]) || prefillPart(k) != prefillPart(key)) {
                 continue;
             }
             int apart = Math.abs((k >>> DECODE_SHIFT & DECODE_MASK) - (key >>> DECODE_SHIFT & DECODE_MASK))
@@ -264,6 +300,17 @@ public final class WorkCells {
         if (c.getCount() > pointsPerCell || c.getPoints().size() != c.getCount() * POINT_WIDTH) {
             throw new IllegalArgumentException("cell state of slot " + slot + " holds " + c.getPoints().size() + " floats for " + c.getCount() + " points");
         }
+        used = Math.max(used, slot + 1);
+        if (c.getCount() > 0 && prefillPart(c.getKey()) != prefillPart(keyOfPoint(c.getPoints(), latestPoint(c.getNext())))) {
+            // cut by the buckets before TOKEN_BOUNDS (prefill tokens alone, 16 x 1.5^k): its points are not of the work
+            // its key now names, so the cell is left empty and first in line for reuse, and its work learned anew
+            keys[slot] = 0;
+            lastUsed[slot] = Long.MIN_VALUE;
+            next[slot] = 0;
+            count[slot] = 0;
+            offsets[slot] = Double.NaN;
+            return;
+        }
         keys[slot] = c.getKey();
         lastUsed[slot] = c.getLastUsedStep();
         next[slot] = c.getNext() % pointsPerCell;
@@ -273,7 +320,16 @@ public final class WorkCells {
         }
         offsets[slot] = c.getOffset();
         slotOfKey.put(keys[slot], slot);
-        used = Math.max(used, slot + 1);
+    }
+
+    /** The index of a cell's latest point: the one before its ring position (which a cell not yet full keeps at its count). */
+    private int latestPoint(int ringNext) {
+        return (ringNext % pointsPerCell + pointsPerCell - 1) % pointsPerCell;
+    }
+
+    private static int keyOfPoint(List<Float> pts, int i) {
+        int o = i * POINT_WIDTH;
+        return key(pts.get(o), pts.get(o + 1), pts.get(o + 2), pts.get(o + 3), pts.get(o + 4));
     }
 
     public long stateBytes() {

@@ -16,7 +16,7 @@ class CostFitTest {
     }
 
     private static void addDecode(WorkCells cells, long step, double reqs, double ctx, double latNs) {
-        cells.add(WorkCells.key(0, 0, reqs, ctx), step, new float[] {0, 0, (float) reqs, (float) reqs, (float) ctx, (float) latNs});
+        cells.add(WorkCells.key(0, 0, reqs, reqs, ctx), step, new float[] {0, 0, (float) reqs, (float) reqs, (float) ctx, (float) latNs});
     }
 
     private static WorkCells decodeCells(SplittableRandom rng, int steps, double noise) {
@@ -55,7 +55,7 @@ class CostFitTest {
         // the spread is the noise's (3%), widened for being measured in sample
         assertThat(fit.sigma()).isBetween(0.025, 0.045);
         // a well-filled cell has an offset near zero: the basis already says what its steps cost
-        int slot = cells.slot(WorkCells.key(0, 0, 32, 20_000));
+        int slot = cells.slot(WorkCells.key(0, 0, 32, 32, 20_000));
         assertThat(CostFit.knows(cells, slot)).isTrue();
         assertThat(cells.offset(slot)).isCloseTo(0, within(0.05));
     }

@@ -22,7 +22,50 @@ class WorkCellsTest {
         assertThat(WorkCells.decodeBucket(9)).isEqualTo(WorkCells.decodeBucket(16)).isNotEqualTo(WorkCells.decodeBucket(17));
         assertThat(WorkCells.decodeBucket(65)).isEqualTo(WorkCells.decodeBucket(96)).isNotEqualTo(WorkCells.decodeBucket(97));
         assertThat(WorkCells.decodeBucket(100_000)).isLessThanOrEqualTo(63);
-        assertThat(WorkCells.key(0, 0, 16, 20_000)).isNotEqualTo(WorkCells.key(512, 1, 16, 20_000)).isNotEqualTo(WorkCells.key(512, 2, 16, 20_000));
+        assertThat(WorkCells.key(0, 0, 16, 16, 20_000)).isNotEqualTo(WorkCells.key(512, 1, 16, 16, 20_000)).isNotEqualTo(WorkCells.key(512, 2, 16, 16, 20_000));
+    }
+
+    @Test
+    void theTokensOfAPrefillStepAreCutAtEveryPowerOfTwoWhereGemmTilingMakesTheirCostJump() {
+        for (int bound : new int[] {256, 512, 1_024, 2_048}) {
+            assertThat(WorkCells.tokensBucket(bound, 0)).as("%d tokens", bound).isEqualTo(WorkCells.tokensBucket(bound * 3 / 4 + 1, 0))
+                    .isNotEqualTo(WorkCells.tokensBucket(bound + 1, 0));
+        }
+        assertThat(WorkCells.tokensBucket(384, 0)).as("and halfway, in log").isNotEqualTo(WorkCells.tokensBucket(385, 0));
+        assertThat(WorkCells.tokensBucket(500, 13)).as("a chunk with decode tokens: all its scheduled tokens")
+                .isEqualTo(WorkCells.tokensBucket(513, 0)).isNotEqualTo(WorkCells.tokensBucket(500, 0));
+        assertThat(WorkCells.tokensBucket(0, 300)).as("decode only").isZero();
+        assertThat(WorkCells.tokensBucket(1, 0)).isEqualTo(WorkCells.tokensBucket(16, 0)).isEqualTo(1);
+        assertThat(WorkCells.tokensBucket(1e9, 0)).isEqualTo(31);
+    }
+
+    @Test
+    void aCellCutByTheEarlierPrefillBucketsIsLeftEmptyOnRestoreAndReusedFirst() {
+        // 600 prefill tokens of one prompt: bucket 9 of the earlier 16 x 1.5^k cut (410-615), not of the tokens' buckets
+        int earlierKey = 1 << 16 | 9 << 11 | WorkCells.decodeBucket(0) << 5;
+        assertThat(earlierKey).isNotEqualTo(WorkCells.key(600, 1, 0, 0, 0));
+        RooflineStateCell earlier = new RooflineStateCell(earlierKey, 50L, 1, 1, java.util.List.of(600f, 1f, 0f, 0f, 0f, 9e7f), -0.2);
+        int decodeKey = WorkCells.key(0, 0, 16, 16, 20_000);
+        RooflineStateCell decode = new RooflineStateCell(decodeKey, 40L, 1, 1, java.util.List.of(0f, 0f, 16f, 16f, 20_000f, 1e6f), 0.1);
+        WorkCells cells = new WorkCells(3, 8);
+        cells.restore(0, decode);
+        cells.restore(1, earlier);
+        assertThat(cells.slot(earlierKey)).isEqualTo(-1);
+        assertThat(cells.slot(WorkCells.key(600, 1, 0, 0, 0))).isEqualTo(-1);
+        assertThat(cells.points()).as("the decode cell's point only").isEqualTo(1);
+        assertThat(cells.offset(cells.slot(decodeKey))).isEqualTo(0.1);
+        for (int k = 2; k < 8; k++) {
+            cells.add(k, 100 + k, point(k));
+        }
+        cells.add(99, 200, point(99)); // full: the emptied slot goes first, though the decode cell was used earlier
+        assertThat(cells.slot(99)).isEqualTo(1);
+        assertThat(cells.slot(decodeKey)).isZero();
+        // a cell stored under the tokens' buckets is restored as it was
+        WorkCells again = new WorkCells(3, 8);
+        int key = WorkCells.key(600, 1, 0, 0, 0);
+        again.restore(2, new RooflineStateCell(key, 50L, 1, 1, java.util.List.of(600f, 1f, 0f, 0f, 0f, 9e7f), -0.2));
+        assertThat(again.slot(key)).isEqualTo(2);
+        assertThat(again.offset(2)).isEqualTo(-0.2);
     }
 
     @Test
@@ -103,10 +146,10 @@ class WorkCellsTest {
     @Test
     void theNearestKnownCellIsOfTheSamePrefillWorkAndFewBucketsApart() {
         WorkCells cells = new WorkCells(3, 16);
-        int decode16 = WorkCells.key(0, 0, 16, 20_000);
-        int decode24 = WorkCells.key(0, 0, 24, 20_000);
-        int decode64 = WorkCells.key(0, 0, 64, 20_000);
-        int prefill = WorkCells.key(512, 1, 16, 20_000);
+        int decode16 = WorkCells.key(0, 0, 16, 16, 20_000);
+        int decode24 = WorkCells.key(0, 0, 24, 24, 20_000);
+        int decode64 = WorkCells.key(0, 0, 64, 64, 20_000);
+        int prefill = WorkCells.key(512, 1, 16, 16, 20_000);
         for (int i = 0; i < 3; i++) {
             cells.add(decode16, i, point(1e6f));
             cells.add(decode64, i, point(1e6f));
@@ -115,13 +158,13 @@ class WorkCellsTest {
         cells.setOffset(cells.slot(decode16), 0.1);
         cells.setOffset(cells.slot(decode64), 0.3);
         cells.setOffset(cells.slot(prefill), 0.5);
-        int decode32 = WorkCells.key(0, 0, 32, 20_000); // two decode buckets above 16, four below 64
+        int decode32 = WorkCells.key(0, 0, 32, 32, 20_000); // two decode buckets above 16, four below 64
         assertThat(cells.nearestKnown(decode32, 2, 3)).isEqualTo(cells.slot(decode16));
         assertThat(cells.nearestKnown(decode32, 1, 3)).as("none close enough").isEqualTo(-1);
-        assertThat(cells.nearestKnown(WorkCells.key(0, 0, 56, 20_000), 2, 3)).isEqualTo(cells.slot(decode64));
-        assertThat(cells.nearestKnown(WorkCells.key(512, 1, 24, 20_000), 2, 3)).as("same prefill work only")
+        assertThat(cells.nearestKnown(WorkCells.key(0, 0, 56, 56, 20_000), 2, 3)).isEqualTo(cells.slot(decode64));
+        assertThat(cells.nearestKnown(WorkCells.key(512, 1, 24, 24, 20_000), 2, 3)).as("same prefill work only")
                 .isEqualTo(cells.slot(prefill));
-        assertThat(cells.nearestKnown(WorkCells.key(2_048, 1, 16, 20_000), 2, 3)).as("another prefill size: none").isEqualTo(-1);
+        assertThat(cells.nearestKnown(WorkCells.key(2_048, 1, 16, 16, 20_000), 2, 3)).as("another prefill size: none").isEqualTo(-1);
         assertThat(cells.nearestKnown(decode32, 2, 4)).as("too few points").isEqualTo(-1);
         cells.add(decode24, 0, point(1e6f)); // a cell without an offset is never the nearest known
         assertThat(cells.nearestKnown(decode32, 2, 1)).isEqualTo(cells.slot(decode16));
