@@ -160,7 +160,7 @@ class SchemaEvolutionTest {
     @Test
     void rooflineHeaderWrittenBeforeTheBatchLevelIsReadWithAnEmptyOne() throws IOException {
         List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName());
-        assertThat(history).hasSize(10);
+        assertThat(history).hasSize(11);
         Schema v1 = history.get(0);
         assertThat(v1.getField("batch_level")).isNull();
         assertThat(history.get(1).getField("latch_closed")).isNotNull();
@@ -295,6 +295,20 @@ class SchemaEvolutionTest {
         assertThat(header.getStepsSinceKnown()).isEqualTo(5);
         // at the model: a burst in new work is doubted until the next step in known work says otherwise
         assertThat(header.getLastKnownLog()).isZero();
+    }
+
+    @Test
+    void rooflineHeaderWrittenBeforeTheLatchKeptItsLastRunNearTheModelReadsAsNoRunYet() throws IOException {
+        Schema header11 = olderVersion(io.stepline.events.RooflineStateHeader.getClassSchema(), 10, "last_known_log", "latch_last_near_run");
+        GenericRecord old = olderHeader(header11, 15_000L, 0.3);
+        old.put("latch_surge", true);
+        old.put("latch_near_run", 2);
+        io.stepline.events.RooflineStateHeader header = EventSerdes.ROOFLINE_STATE_HEADER.decode(written(header11, old));
+        assertThat(header.getLatchSurge()).isTrue();
+        assertThat(header.getLatchNearRun()).isEqualTo(2);
+        // no run counted yet: a jump ends the wait for the surge's end only after a run the restored latch has seen whole
+        assertThat(header.getLatchLastNearRun()).isZero();
+        assertThat(header.getLatchSinceNear()).isZero();
     }
 
     @Test

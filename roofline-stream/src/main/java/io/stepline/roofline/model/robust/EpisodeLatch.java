@@ -23,7 +23,8 @@ import io.stepline.events.RooflineStateHeader;
  * GPU slows prefill-heavy steps as much as the rest; a context surge hardly moves them, since their
  * cost is the prompt's. So the latch watches the episode's prefill-heavy steps, and when they rose
  * less than half the measured slowdown (in log) above where they ran before the jump, it opens as a
- * surge, and stays open until the steps are back near the model, which then follows the surge as drift.
+ * surge, and stays open until the steps are back near the model, which then follows the surge as drift (or until a
+ * jump from steps back near it, {@link #JUMP_NEAR_RUN}).
  * Where they ran before, not the model: a model that over-predicts prefill-heavy steps (by 1.4x on the
  * log instance of validation set faults2-938, whose prompts' cost had drifted down) would have a 1.76x
  * contention's prefill-heavy steps run at 1.2x of it, under half the slowdown, and read it as a surge.
@@ -82,6 +83,14 @@ final class EpisodeLatch {
     static final int PREFILL_WINDOW = 16;
     /** After a surge, the latch stays open at most this long if the steps never come back near the model. */
     static final int MAX_SURGE_STEPS = 1_000;
+    /**
+     * Steps near the model in a row after which a jump to flags ({@link #CLOSE_FLAGS} of the last four, within as many
+     * steps of the last near one) ends the wait for a surge's end and closes the latch: the steps came back, and what
+     * follows is a new episode. Without it a 1.88x contention that began 40 steps into such a wait, three steps after
+     * the steps came back near the model and before the eight of {@link #EXIT_RUN}, was never held, and the batch level
+     * took it in (validation gen.py 4301, v-mix-7b-log: 97 of its 194 steps missed; none with it).
+     */
+    static final int JUMP_NEAR_RUN = 3;
 
     private int recentFlags;
     /** Steps in a row the episode's short mean has stood {@link #DROP_LOG} below its own. */
@@ -100,6 +109,9 @@ final class EpisodeLatch {
     private boolean surge;
     /** Running mean log ratio of the prefill-heavy steps outside episodes ({@link #CALM_ALPHA} per such step): where they ran before a jump. */
     private double calmPrefillLog;
+    /** Length of the last run of steps near the model, and judged steps since its last step (0: this one was near). */
+    private int lastNearRun;
+    private int sinceNear;
 
     /**
      * Takes one judged step: flagged or not, its log ratio to the model, the margin within which it is
@@ -107,9 +119,18 @@ final class EpisodeLatch {
      * whether the model must hold still for it (or learn net of the measured slowdown: {@link #measured()}).
      */
     boolean observe(boolean outlier, double logRatio, double nearLog, double prefillShare) {
+        boolean waitedForSurge = surge;
         recentFlags = ((recentFlags << 1) | (outlier ? 1 : 0)) & 0xF;
         double clamped = Math.max(-CLAMP_LOG, Math.min(CLAMP_LOG, logRatio));
         boolean near = !outlier && Math.abs(logRatio) <= nearLog;
+        if (near) {
+            sinceNear = 0;
+        } else {
+            if (nearRun > 0) {
+                lastNearRun = nearRun;
+            }
+            sinceNear++;
+        }
         if (closed) {
             steps++;
             nearRun = near ? nearRun + 1 : 0;
@@ -137,6 +158,7 @@ final class EpisodeLatch {
             }
             return closed;
         }
+        boolean jumpAfterSurge = false;
         if (surge) {
             steps++;
             nearRun = near ? nearRun + 1 : 0;
@@ -144,8 +166,14 @@ final class EpisodeLatch {
                 surge = false;
                 nearRun = 0;
                 steps = 0;
+            } else if (outlier && Integer.bitCount(recentFlags) >= CLOSE_FLAGS && lastNearRun >= JUMP_NEAR_RUN && sinceNear <= CLOSE_FLAGS) {
+                surge = false;
+                nearRun = 0;
+                steps = 0;
+                jumpAfterSurge = true;
             }
-        } else if (outlier && Integer.bitCount(recentFlags) >= CLOSE_FLAGS && calmLog < CALM_LOG) {
+        }
+        if ((jumpAfterSurge || !surge && !waitedForSurge) && outlier && Integer.bitCount(recentFlags) >= CLOSE_FLAGS && calmLog < CALM_LOG) {
             closed = true;
             steps = 0;
             nearRun = 0;
@@ -184,6 +212,8 @@ final class EpisodeLatch {
         h.setLatchSurge(surge);
         h.setLatchDropSteps(dropSteps);
         h.setLatchCalmPrefillLog(calmPrefillLog);
+        h.setLatchLastNearRun(lastNearRun);
+        h.setLatchSinceNear(sinceNear);
     }
 
     void restore(RooflineStateHeader h) {
@@ -201,6 +231,8 @@ final class EpisodeLatch {
         surge = h.getLatchSurge();
         dropSteps = h.getLatchDropSteps();
         calmPrefillLog = h.getLatchCalmPrefillLog();
+        lastNearRun = h.getLatchLastNearRun();
+        sinceNear = h.getLatchSinceNear();
     }
 
     /** Whether the latch is closed and has measured the episode's slowdown at its onset. */

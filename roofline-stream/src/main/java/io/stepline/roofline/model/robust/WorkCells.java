@@ -70,10 +70,10 @@ public final class WorkCells {
      * The upper bounds (inclusive) of the token buckets of a step with prefill: 16, 24, 32, 48, 64, ... (16 x 2^k and
      * 24 x 2^k) scheduled tokens, so that every power of two from 16 up is a bound. A step's linear layers run over all
      * its scheduled tokens, and GEMM tiling makes their cost jump just past powers of two: Vidur's H100 profiles
-     * ({@code ../shared/data}) rise 1.2-1.55x from 512 to 520 tokens for Llama-2 7B and 70B at every tensor-parallel
-     * degree, and as much at 256 or 1,024 for some. Cut at 16 x 1.5^k of the prefill tokens alone, one cell held
-     * 410-615 tokens, and its healthy steps ran at either ~72 or ~108 ms (validation gen.py 4101, v-pre-70b-a): its
-     * median offset flagged the slow half at 1.4x.
+     * ({@code ../shared/data}) rise 1.09-1.55x from 512 to 520 tokens for seven of the eight pairs of Llama-2 7B or 70B
+     * and tensor-parallel degree 1-8, 1.19-1.55x from 256 to 264 for seven, 1.12-1.29x from 1,024 to 1,040 for six. Cut
+     * at 16 x 1.5^k of the prefill tokens alone, one cell held 410-615 tokens, and its healthy steps ran at either ~72
+     * or ~108 ms (validation gen.py 4101, v-pre-70b-a): its median offset flagged the slow half at 1.4x.
      */
     private static final int[] TOKEN_BOUNDS = tokenBounds();
 

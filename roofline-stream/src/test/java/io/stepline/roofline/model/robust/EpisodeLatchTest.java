@@ -173,6 +173,47 @@ class EpisodeLatchTest {
         burst(l, 1.6);
     }
 
+    /** A latch that opened as a context surge and waits for the steps to come back near the model. */
+    private static EpisodeLatch surged() {
+        EpisodeLatch l = new EpisodeLatch();
+        calm(l, 50);
+        burst(l, 1.5);
+        for (int i = 0; i < 100 && l.closed(); i++) {
+            boolean prefillHeavy = i % 4 == 0;
+            l.observe(!prefillHeavy, Math.log(prefillHeavy ? 1.05 : 1.5), NEAR, prefillHeavy ? 0.7 : 0.1);
+        }
+        assertThat(l.surge()).isTrue();
+        return l;
+    }
+
+    @Test
+    void aJumpFromStepsBackNearTheModelEndsTheWaitForASurgesEndAndClosesIt() {
+        for (int near : new int[] {EpisodeLatch.JUMP_NEAR_RUN - 1, EpisodeLatch.JUMP_NEAR_RUN}) {
+            EpisodeLatch l = surged();
+            for (int i = 0; i < near; i++) {
+                assertThat(l.observe(false, 0.01, NEAR, 0.1)).isFalse();
+            }
+            boolean closes = near >= EpisodeLatch.JUMP_NEAR_RUN;
+            // and a latch restored there judges the same
+            for (EpisodeLatch x : java.util.List.of(l, throughHeader(l))) {
+                assertThat(x.observe(true, Math.log(1.9), NEAR, 0.1)).isFalse();
+                assertThat(x.observe(true, Math.log(1.9), NEAR, 0.1)).as("%d steps near the model before", near).isEqualTo(closes);
+                assertThat(x.surge()).isEqualTo(!closes);
+            }
+        }
+        // flags long after the last near steps are still the surge's
+        EpisodeLatch l = surged();
+        for (int i = 0; i < EpisodeLatch.JUMP_NEAR_RUN; i++) {
+            l.observe(false, 0.01, NEAR, 0.1);
+        }
+        for (int i = 0; i < 4; i++) {
+            l.observe(false, Math.log(1.3), NEAR, 0.1);
+        }
+        assertThat(l.observe(true, Math.log(1.9), NEAR, 0.1)).isFalse();
+        assertThat(l.observe(true, Math.log(1.9), NEAR, 0.1)).isFalse();
+        assertThat(l.surge()).isTrue();
+    }
+
     @Test
     void anEpisodeWhosePrefillHeavyStepsAreAsSlowIsASlowdownAndStaysClosed() {
         EpisodeLatch l = new EpisodeLatch();
