@@ -498,9 +498,9 @@ class ModelsTest {
         int flagged = judged[0];
         int throttled = judged[1];
         int falsePositives = judged[2];
-        // judged by the bound alone, 1,162 of them were flagged; 1,459 with the prompts' cells cut by prefill tokens alone
-        // (WorkCells.TOKEN_BOUNDS), 1,784 by all their scheduled tokens, and 15 -> 21 healthy steps flagged, all on seed 3
-        // in the 160 steps after its throttle
+        // judged by the bound alone, 1,162 of them were flagged; 1,459 with the prompts' cells cut by prefill tokens alone,
+        // 1,784 with them cut by all their scheduled tokens (WorkCells.TOKEN_BOUNDS), and 15 -> 21 healthy steps flagged,
+        // all on seed 3 in the 160 steps after its throttle
         assertThat(flagged).as("of %d throttled steps", throttled).isGreaterThanOrEqualTo(1_700);
         assertThat(falsePositives).as("healthy steps flagged, of 5 x 1,400").isLessThanOrEqualTo(25);
     }
