@@ -851,6 +851,35 @@ class ModelsTest {
     }
 
     @Test
+    void aLongThrottleOnANoisyInstanceIsNotLearnedThroughTheSpreadsWiderMargin() {
+        // decode steps with 8.5% noise (the learning margin widens to 2.5 sigma, 1.24x), a 1.57x throttle of 1,100 steps:
+        // learned through that margin while the episode went on, the throttle's fastest steps crept into the cells'
+        // medians, and on seed 3 none of its last 300 steps was flagged (1,211 of 1,800 over six seeds)
+        int late = 0;
+        int falsePositives = 0;
+        for (long seed = 1; seed <= 6; seed++) {
+            SplittableRandom rng = new SplittableRandom(seed);
+            RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+            int lateHere = 0;
+            for (int i = 0; i < 3_500; i++) {
+                boolean slow = i >= 2_000 && i < 3_100;
+                double noise = Math.exp(0.085 * Steps.gaussian(rng));
+                Assessment a = m.assess(Steps.decodeStep(rng, "i", i, i * STEP_NS, 96 + rng.nextInt(65), (slow ? 1.57 : 1) * noise));
+                boolean outlier = a.verdict() == Verdict.OUTLIER;
+                if (slow && i >= 2_800) {
+                    lateHere += outlier ? 1 : 0;
+                } else if (!slow && i >= 1_000) {
+                    falsePositives += outlier ? 1 : 0;
+                }
+            }
+            assertThat(lateHere).as("the throttle's last 300 steps flagged, seed %d", seed).isGreaterThanOrEqualTo(180);
+            late += lateHere;
+        }
+        assertThat(late).as("of 1,800").isGreaterThanOrEqualTo(1_450);
+        assertThat(falsePositives).as("healthy steps flagged, of 6 x 1,400").isLessThanOrEqualTo(10);
+    }
+
+    @Test
     void aThousandStepSlowdownIsStillFlaggedAtItsEndAndRaisesNoDrift() {
         SplittableRandom rng = new SplittableRandom(8);
         RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());

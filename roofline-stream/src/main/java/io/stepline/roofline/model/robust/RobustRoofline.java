@@ -484,7 +484,13 @@ public final class RobustRoofline implements LatencyDetector {
         // v-dec-7b-b: 65 of a 1.95x slowdown's 82 steps missed). Any report among the four cost false positives on five
         // of 80 sets (new work beside isolated false flags learned later; docs/BENCHMARKS.md, stop 39).
         boolean amidReports = Integer.bitCount(recentReports) >= NEW_CELL_QUIET_REPORTS && ratio > BURST_NEW_WORK_RATIO;
-        boolean learnable = filled ? logRatio <= learnLog && (!watching || logRatio >= -learnLog) : calm && !watching && !amidReports;
+        // while an episode is under way (not calm), a filled cell learns only steps within the learning ratio, not within
+        // the margin a noisy instance's spread widens it to: at 2.5 sigma of 8.5% a 1.57x throttle's fastest steps (under
+        // 1.24x) were learned, each cell's median crept up with them, and the last third of a 1,089-step throttle read
+        // healthy (validation-style noisy 4504 at 7,000 steps, v-dec-7b-b: 498 of 758 missed; 27 with this). Quiet
+        // instances are unchanged: their margin is the learning ratio
+        double filledLearnLog = calm ? learnLog : Math.min(learnLog, Math.log(s.learnRatio()));
+        boolean learnable = filled ? logRatio <= filledLearnLog && (!watching || logRatio >= -learnLog) : calm && !watching && !amidReports;
         // a step reported under the bound (new work in a burst, an episode's step) teaches no cell either: learned, a
         // throttle's steps in a young instance's new cells became those cells' offsets at the next refit, and the rest of
         // the throttle read healthy there (validation-style fleet2 3812 at 4,000 steps, w-mix-70b-a: 122 of 343 missed)
