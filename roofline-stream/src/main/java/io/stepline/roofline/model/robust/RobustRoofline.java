@@ -489,7 +489,7 @@ public final class RobustRoofline implements LatencyDetector {
         // 1.24x) were learned, each cell's median crept up with them, and the last third of a 1,089-step throttle read
         // healthy (validation-style noisy 4504 at 7,000 steps, v-dec-7b-b: 498 of 758 missed; 27 with this). Quiet
         // instances are unchanged: their margin is the learning ratio
-        double filledLearnLog = calm ? learnLog : Math.min(learnLog, Math.log(s.learnRatio()));
+        double filledLearnLog = calm ? learnLog : Math.log(s.learnRatio());
         boolean learnable = filled ? logRatio <= filledLearnLog && (!watching || logRatio >= -learnLog) : calm && !watching && !amidReports;
         // a step reported under the bound (new work in a burst, an episode's step) teaches no cell either: learned, a
         // throttle's steps in a young instance's new cells became those cells' offsets at the next refit, and the rest of
