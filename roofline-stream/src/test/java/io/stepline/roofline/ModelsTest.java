@@ -130,23 +130,23 @@ class ModelsTest {
     }
 
     /**
-     * Decode steps at 40-110 requests (under the 128-token hinge), then at 140-220: work no fit has seen until the
-     * refit at step 1,736, a 2x contention inside it from its 81st step.
+     * Decode steps at 40-110 requests, then at 340-380, past three times the largest batch: work beyond what any fit
+     * has seen until the refit at step 1,736, a 2x contention inside it from its 81st step.
      */
-    private static List<StepRecord> decodeStepsPastTheHingeWithAContention(long seed) {
+    private static List<StepRecord> decodeStepsPastThreeTimesTheLargestBatchWithAContention(long seed) {
         SplittableRandom rng = new SplittableRandom(seed);
         List<StepRecord> steps = new ArrayList<>();
         for (long id = 0; id < 2_400; id++) {
             boolean past = id >= 1_500;
             double slowdown = id >= 1_580 && id < 1_680 ? 2.0 : 1.0;
-            steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, past ? 140 + rng.nextInt(81) : 40 + rng.nextInt(71), slowdown));
+            steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, past ? 340 + rng.nextInt(41) : 40 + rng.nextInt(71), slowdown));
         }
         return steps;
     }
 
     @Test
     void aSlowdownBegunInWorkNoFitHasSeenIsFlaggedAgainstThatWorksOwnStepsAndNotLearned() {
-        List<StepRecord> steps = decodeStepsPastTheHingeWithAContention(41);
+        List<StepRecord> steps = decodeStepsPastThreeTimesTheLargestBatchWithAContention(41);
         RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
         int beyondSlowed = 0;
         int beyondSlowedFlagged = 0;
@@ -156,7 +156,7 @@ class ModelsTest {
             Assessment a = m.assess(steps.get(i));
             boolean beyond = m.coverage().beyondSteps() > beyondBefore;
             if (i >= 1_500 && i < 1_580) {
-                assertThat(a.verdict()).as("healthy work past the hinge: a guess, not judged").isEqualTo(Verdict.WARMING_UP);
+                assertThat(a.verdict()).as("healthy work past 3x the largest batch: a guess, not judged").isEqualTo(Verdict.WARMING_UP);
             } else if (i >= 1_580 && i < 1_680 && beyond) {
                 beyondSlowed++;
                 beyondSlowedFlagged += a.verdict() == Verdict.OUTLIER ? 1 : 0;
@@ -172,6 +172,39 @@ class ModelsTest {
         assertThat(healthyAfterFlagged).as("the contention taught the model nothing").isLessThan(5);
         assertThat(judgedRestoredEvery(steps, 37, new HashMap<>())).as("restored every 37 steps")
                 .isEqualTo(judgedRestoredEvery(steps, Integer.MAX_VALUE, new HashMap<>()));
+    }
+
+    @Test
+    void aContentionSoonAfterTheBatchesFirstPassAKnotIsJudgedAsAnExtrapolationAndFlagged() {
+        // decode batches of 40-110 requests, then 140-220 (past the 128-token knot, which no step had reached) from step
+        // 1,500, and a 1.55x contention from 1,555 to 1,700, before the next refit: when work past a knot no step reached
+        // was taken for a kind never seen, the contention's steps were learned unjudged as that work's cost
+        SplittableRandom rng = new SplittableRandom(43);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        int healthyPastJudged = 0;
+        int healthyPastFlagged = 0;
+        int slowed = 0;
+        int slowedFlagged = 0;
+        int healthyAfterFlagged = 0;
+        for (long id = 0; id < 3_000; id++) {
+            boolean past = id >= 1_500;
+            boolean slow = id >= 1_555 && id < 1_700;
+            Assessment a = m.assess(Steps.decodeStep(rng, "i", id, id * STEP_NS, past ? 140 + rng.nextInt(81) : 40 + rng.nextInt(71),
+                    slow ? 1.55 : 1.0));
+            if (past && id < 1_555) {
+                healthyPastJudged += a.verdict() == Verdict.WARMING_UP ? 0 : 1;
+                healthyPastFlagged += a.verdict() == Verdict.OUTLIER ? 1 : 0;
+            } else if (slow) {
+                slowed++;
+                slowedFlagged += a.verdict() == Verdict.OUTLIER ? 1 : 0;
+            } else if (id >= 1_800) {
+                healthyAfterFlagged += a.verdict() == Verdict.OUTLIER ? 1 : 0;
+            }
+        }
+        assertThat(healthyPastJudged).as("healthy steps past the knot: judged as an extrapolation").isEqualTo(55);
+        assertThat(healthyPastFlagged).as("and not flagged").isLessThanOrEqualTo(1);
+        assertThat(slowedFlagged).as("the contention's steps flagged").isGreaterThanOrEqualTo((int) (0.9 * slowed));
+        assertThat(healthyAfterFlagged).as("the contention taught the model nothing").isLessThan(5);
     }
 
     @Test
@@ -274,23 +307,30 @@ class ModelsTest {
     }
 
     /**
-     * Decode steps at 40-110 requests (under the 128-token hinge) for 1,500 steps, a 1.6x throttle from then on, and from
-     * step 1,600 on, at 140-220 requests: work past the hinge, which no fit has seen, whose first steps are the throttle's.
-     * Healthy again from {@code healthyFrom}.
+     * Decode steps at 40-110 requests for 1,500 steps, a 1.6x throttle from then on, and from step 1,600 on, at
+     * {@code newFrom} to {@code newFrom + 80} requests (0: mixed steps that prefill prompts of over 1,000 tokens, a
+     * kind of work the decode steps never did): work no fit has seen, whose first steps are the throttle's. Healthy
+     * again from {@code healthyFrom}.
      */
-    private static List<StepRecord> aThrottleThatGoesOnPastTheHinge(long seed, int healthyFrom) {
+    private static List<StepRecord> aThrottleThatGoesOnIntoNewWork(long seed, int healthyFrom, int newFrom) {
         SplittableRandom rng = new SplittableRandom(seed);
         List<StepRecord> steps = new ArrayList<>();
         for (long id = 0; id < healthyFrom + 1_000; id++) {
-            int decode = id < 1_600 ? 40 + rng.nextInt(71) : 140 + rng.nextInt(81);
-            steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, decode, id >= 1_500 && id < healthyFrom ? 1.6 : 1.0));
+            double slowdown = id >= 1_500 && id < healthyFrom ? 1.6 : 1.0;
+            if (id >= 1_600 && newFrom == 0) {
+                steps.add(stepWith(rng, id, true, slowdown));
+            } else {
+                int decode = id < 1_600 ? 40 + rng.nextInt(71) : newFrom + rng.nextInt(81);
+                steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, decode, slowdown));
+            }
         }
         return steps;
     }
 
     @Test
     void workFirstSeenInsideABurstIsHeldBackThenLearnedNetOfTheBurstsSlowdown() {
-        List<StepRecord> steps = aThrottleThatGoesOnPastTheHinge(23, 2_300);
+        // the new work prefills, which no step before it did: the fit's figure there is a guess
+        List<StepRecord> steps = aThrottleThatGoesOnIntoNewWork(23, 2_300, 0);
         RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
         int notJudged = 0;
         int judged = 0;
@@ -316,9 +356,10 @@ class ModelsTest {
 
     @Test
     void aBurstThatEndsAsTheLoadMovesIntoWorkOfANewKindTeachesThatWorkNoneOfItsSlowdown() {
-        // the throttle ends as the batches pass the hinge, which no fit has seen: nothing judged there ends the burst, and
-        // once held back the new work's healthy steps were learned net of the burst's 1.6x, their cells 0.6x low
-        List<Assessment> judged = assessAll(aThrottleThatGoesOnPastTheHinge(23, 1_600));
+        // the throttle ends as the batches pass the 128-token hinge, which no fit has seen: when work past a knot no step
+        // reached was a kind not seen, nothing judged there ended the burst, and once held back the new work's healthy
+        // steps were learned net of the burst's 1.6x, their cells 0.6x low. Now an extrapolation, judged: the same holds
+        List<Assessment> judged = assessAll(aThrottleThatGoesOnIntoNewWork(23, 1_600, 140));
         assertThat(judged.subList(1_500, 1_600)).as("the throttle").filteredOn(a -> a.verdict() == Verdict.OUTLIER).hasSizeGreaterThan(80);
         List<Assessment> after = judged.subList(1_800, 2_600);
         assertThat(after).as("the new work, judged once refitted on").filteredOn(a -> a.verdict() != Verdict.WARMING_UP).hasSizeGreaterThan(500);

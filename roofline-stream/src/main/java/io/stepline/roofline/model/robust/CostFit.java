@@ -120,16 +120,19 @@ final class CostFit {
 
     /**
      * A basis feature present in the step that no training point had, or far beyond the largest seen.
-     * A hinge once reached is measured by the tokens it hinges on (their own feature), not by its excess
-     * over the knot: that excess is tiny for the first batches past the knot, and three times it was no
-     * range at all. On a hold-out validation trace (seed 501, v-dec-7b-b) the largest training batch was
-     * 132 decode requests, 4 past the 128-token knot, so batches from 141 up were not judged, and as a
-     * 1.7x throttle's queue grew into them its steps were learned unjudged; the cells learned from them
-     * then read the rest of the 1,143-step throttle as healthy (recall 0.957, 0.998 measured this way).
+     * A hinge is measured by the tokens it hinges on (their own feature), not by its excess over the knot,
+     * whether a training step passed the knot or not: past a knot no step reached, the fit is the line
+     * through the tokens seen (the hinge's coefficient is 0), an extrapolation like any other, judged at
+     * its wider bound. Read as a kind of work never seen, such steps were learned unjudged: on a hold-out
+     * validation-style trace (faults2 4703 at 6,000 steps, v-dec-70b-a) the decode batches first passed
+     * 128 requests 55 steps before a 1.55x contention, whose steps were learned as those batches' cost
+     * until the next refit (143 of its 201 slowed steps missed; 119 so, the rest read 1.2-1.35x against an
+     * extrapolation 1.2x high). On the hinge's excess: on seed 501 (v-dec-7b-b) the largest training
+     * batch was 132 requests, 4 past the knot, and three times that excess was no range at all.
      */
     boolean beyondTraining(double[] x) {
         for (int j = 1; j < CostBasis.SIZE; j++) {
-            if (x[j] > 0 && (featureMax[j] <= 0 || (!CostBasis.isHinge(j) && x[j] > BEYOND_FACTOR * featureMax[j]))) {
+            if (!CostBasis.isHinge(j) && x[j] > 0 && (featureMax[j] <= 0 || x[j] > BEYOND_FACTOR * featureMax[j])) {
                 return true;
             }
         }
@@ -137,12 +140,13 @@ final class CostFit {
     }
 
     /**
-     * Whether a step has work of a kind no training step had (a feature the fit has only seen at zero): there the fit
-     * is no extrapolation but a guess. Work that is only larger than any seen is {@link #beyondTraining} but not new.
+     * Whether a step has work of a kind no training step had (a feature the fit has only seen at zero, a hinge
+     * aside: see {@link #beyondTraining}): there the fit is no extrapolation but a guess. Work that is only larger
+     * than any seen is {@link #beyondTraining} but not new.
      */
     boolean newKind(double[] x) {
         for (int j = 1; j < CostBasis.SIZE; j++) {
-            if (x[j] > 0 && featureMax[j] <= 0) {
+            if (!CostBasis.isHinge(j) && x[j] > 0 && featureMax[j] <= 0) {
                 return true;
             }
         }

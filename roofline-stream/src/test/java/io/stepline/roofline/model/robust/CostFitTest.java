@@ -107,7 +107,7 @@ class CostFitTest {
     }
 
     @Test
-    void aHingeOnceReachedIsJudgedAsFarAsTheTokensItHingesOn() {
+    void aHingeIsJudgedAsFarAsTheTokensItHingesOnWhetherATrainingStepPassedItsKnotOrNot() {
         // decode batches of 60-132 requests: the 128-token knot reached by 4 tokens at most
         CostFit fit = new CostFit();
         fit.refit(batchesWithoutContext(new SplittableRandom(4), 60, 132));
@@ -122,7 +122,12 @@ class CostFitTest {
         CostFit never = new CostFit();
         never.refit(batchesWithoutContext(new SplittableRandom(5), 60, 119));
         CostBasis.of(0, 0, 170, 170, 0, x);
-        assertThat(never.beyondTraining(x)).as("a knot no training step passed: work of a kind not seen").isTrue();
+        assertThat(never.beyondTraining(x)).as("past a knot no training step passed, within 3x the tokens seen: an extrapolation").isFalse();
+        assertThat(never.newKind(x)).as("more tokens than any seen, not a kind of work never seen").isFalse();
+        assertThat(never.base(x) / decodeNs(170, 0)).as("the line through the tokens seen, not a guess at the hinge")
+                .isCloseTo(1.0, within(0.05));
+        CostBasis.of(0, 0, 400, 400, 0, x);
+        assertThat(never.beyondTraining(x)).as("past 3x the tokens seen").isTrue();
     }
 
     @Test
