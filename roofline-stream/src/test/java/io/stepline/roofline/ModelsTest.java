@@ -130,23 +130,26 @@ class ModelsTest {
     }
 
     /**
-     * Decode steps at 40-110 requests, then at 340-380, past three times the largest batch: work beyond what any fit
-     * has seen until the refit at step 1,736, a 2x contention inside it from its 81st step.
+     * {@code n} decode steps at 40-110 requests, from step 1,500 at {@code newFrom} to {@code newFrom + newSpan - 1}
+     * (work no fit has seen until the next refit), slowed {@code slowdown}x from {@code slowFrom} to before
+     * {@code slowTo}.
      */
-    private static List<StepRecord> decodeStepsPastThreeTimesTheLargestBatchWithAContention(long seed) {
+    private static List<StepRecord> decodeStepsMovingIntoNewWorkWithAContention(long seed, int n, int newFrom, int newSpan,
+                                                                                   int slowFrom, int slowTo, double slowdown) {
         SplittableRandom rng = new SplittableRandom(seed);
         List<StepRecord> steps = new ArrayList<>();
-        for (long id = 0; id < 2_400; id++) {
+        for (long id = 0; id < n; id++) {
             boolean past = id >= 1_500;
-            double slowdown = id >= 1_580 && id < 1_680 ? 2.0 : 1.0;
-            steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, past ? 340 + rng.nextInt(41) : 40 + rng.nextInt(71), slowdown));
+            double slow = id >= slowFrom && id < slowTo ? slowdown : 1.0;
+            steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, past ? newFrom + rng.nextInt(newSpan) : 40 + rng.nextInt(71), slow));
         }
         return steps;
     }
 
     @Test
     void aSlowdownBegunInWorkNoFitHasSeenIsFlaggedAgainstThatWorksOwnStepsAndNotLearned() {
-        List<StepRecord> steps = decodeStepsPastThreeTimesTheLargestBatchWithAContention(41);
+        // the new work at 340-380 requests, past three times the largest batch; a 2x contention from its 81st step
+        List<StepRecord> steps = decodeStepsMovingIntoNewWorkWithAContention(41, 2_400, 340, 41, 1_580, 1_680, 2.0);
         RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
         int beyondSlowed = 0;
         int beyondSlowedFlagged = 0;
@@ -179,19 +182,16 @@ class ModelsTest {
         // decode batches of 40-110 requests, then 140-220 (past the 128-token knot, which no step had reached) from step
         // 1,500, and a 1.55x contention from 1,555 to 1,700, before the next refit: when work past a knot no step reached
         // was taken for a kind never seen, the contention's steps were learned unjudged as that work's cost
-        SplittableRandom rng = new SplittableRandom(43);
-        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        List<Assessment> judged = assessAll(decodeStepsMovingIntoNewWorkWithAContention(43, 3_000, 140, 81, 1_555, 1_700, 1.55));
         int healthyPastJudged = 0;
         int healthyPastFlagged = 0;
         int slowed = 0;
         int slowedFlagged = 0;
         int healthyAfterFlagged = 0;
-        for (long id = 0; id < 3_000; id++) {
-            boolean past = id >= 1_500;
+        for (int id = 1_500; id < judged.size(); id++) {
+            Assessment a = judged.get(id);
             boolean slow = id >= 1_555 && id < 1_700;
-            Assessment a = m.assess(Steps.decodeStep(rng, "i", id, id * STEP_NS, past ? 140 + rng.nextInt(81) : 40 + rng.nextInt(71),
-                    slow ? 1.55 : 1.0));
-            if (past && id < 1_555) {
+            if (id < 1_555) {
                 healthyPastJudged += a.verdict() == Verdict.WARMING_UP ? 0 : 1;
                 healthyPastFlagged += a.verdict() == Verdict.OUTLIER ? 1 : 0;
             } else if (slow) {
