@@ -219,6 +219,17 @@ class SchemaEvolutionTest {
     }
 
     @Test
+    void rooflineFitWrittenBeforeTheLightestDecodeBatchWasKeptReadsAsNoneKnown() throws IOException {
+        Schema fit4 = olderVersion(io.stepline.events.RooflineStateFit.getClassSchema(), 3, "prefill_block_steps", "decode_tokens_min");
+        GenericRecord old = olderFit(fit4, 41L);
+        old.put("prefill_watch_blocks", 3);
+        io.stepline.events.RooflineStateFit fit = EventSerdes.ROOFLINE_STATE_FIT.decode(written(fit4, old));
+        assertThat(fit.getVersion()).isEqualTo(41L);
+        assertThat(fit.getPrefillWatchBlocks()).isEqualTo(3);
+        assertThat(fit.getDecodeTokensMin()).as("no lightest decode batch known until the next refit").isZero();
+    }
+
+    @Test
     void rooflineHeaderWrittenBeforeThePrefillWitnessReadsAsNoWitnessYet() throws IOException {
         Schema header5 = olderVersion(io.stepline.events.RooflineStateHeader.getClassSchema(), 4, "prefill_current", "witness_step");
         GenericRecord old = olderHeader(header5, 8_000L, 0.1);
@@ -329,7 +340,7 @@ class SchemaEvolutionTest {
     @Test
     void rooflineFitWrittenBeforeDriftBlocksKeptTheLevelsRiseReadsWithNone() throws IOException {
         List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateFit.getClassSchema().getFullName());
-        assertThat(history).hasSize(3);
+        assertThat(history).hasSize(4);
         Schema v1 = history.get(0);
         assertThat(v1.getField("drift_block_level_rise")).isNull();
         GenericRecord old = olderFit(v1, 12L);

@@ -46,6 +46,14 @@ public final class CostBasis {
         out[8] = (prefillReqs + decodeReqs) / 100.0;
     }
 
+    /**
+     * Writes into {@code out} the basis of a decode-only step ({@code basis}, as {@link #of} wrote it) with its
+     * requests, tokens and context all multiplied by {@code factor}.
+     */
+    static void scaledDecode(double[] basis, double factor, double[] out) {
+        of(0, 0, basis[8] * 100 * factor, basis[2] * 1000 * factor, basis[7] * 1000 * factor, out);
+    }
+
     /** Whether basis feature {@code j} is a hinge: the tokens' excess over a knot ({@code tokens_k_over_*}). */
     static boolean isHinge(int j) {
         return j >= 3 && j <= 5;

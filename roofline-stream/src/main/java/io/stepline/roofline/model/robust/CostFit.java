@@ -10,8 +10,8 @@ import io.stepline.events.RooflineStateFit;
  * The fitted part of the robust roofline: coefficients on the {@link CostBasis} from a
  * {@link TrimmedLeastSquares} fit over every cell's points, the floor under it, the robust spread
  * of the points around it (after each cell's own median residual, which it writes back into the
- * cells), the largest value of each feature the training steps had, and the first fit kept as the
- * reference a drift is measured against.
+ * cells), the largest value of each feature the training steps had, the smallest decode batch among
+ * them, and the first fit kept as the reference a drift is measured against.
  */
 final class CostFit {
     /** Cells with fewer points than this have no offset of their own: their steps are extrapolations. */
@@ -31,6 +31,7 @@ final class CostFit {
     static final double BEYOND_FACTOR = 3;
 
     private final double[] scratchBasis = new double[CostBasis.SIZE];
+    private final double[] scaledBasis = new double[CostBasis.SIZE];
     private double[] coef = new double[0];
     private double[] reference = new double[0];
     private long referenceVersion;
@@ -38,6 +39,8 @@ final class CostFit {
     private double floorNs;
     private double sigma = Double.NaN;
     private double[] featureMax = new double[CostBasis.SIZE];
+    /** The fewest tokens (thousands) of a decode-only training step of the last fit; 0: none. */
+    private double decodeTokensMin;
     private long version;
 
     /**
@@ -64,10 +67,14 @@ final class CostFit {
             return false;
         }
         double minY = Double.MAX_VALUE;
+        double minDecode = 0;
         // never shrinks: a cell evicted for room does not make its work unknown again
         double[] maxX = featureMax.clone();
         for (int k = 0; k < n; k++) {
             minY = Math.min(minY, y[k]);
+            if (x[k][1] == 0 && x[k][2] > 0 && (minDecode == 0 || x[k][2] < minDecode)) {
+                minDecode = x[k][2];
+            }
             for (int j = 0; j < CostBasis.SIZE; j++) {
                 maxX[j] = Math.max(maxX[j], x[k][j]);
             }
@@ -98,6 +105,7 @@ final class CostFit {
         sigma = Double.isNaN(mad) ? UNMEASURED_SIGMA : Math.max(MIN_SIGMA, 1.4826 * mad * IN_SAMPLE_SIGMA_FACTOR);
         coef = fit;
         floorNs = floor;
+        decodeTokensMin = minDecode;
         fitted = true;
         version++;
         if (reference.length == 0) {
@@ -107,9 +115,29 @@ final class CostFit {
         return true;
     }
 
-    /** The step's cost before the level and its cell's offset: the fit, never under the floor. */
+    /**
+     * The step's cost before the level and its cell's offset: the fit, never under the floor, and for a
+     * decode-only step lighter than every decode-only training step, never under the cost of the lightest
+     * training batch scaled down in proportion to the work.
+     *
+     * <p>Why: a decode step's cost is a part fixed by the batch and parts per request and per context token,
+     * none negative, so per token it can only rise as the batch shrinks. A fit over batches of 80-100 knows
+     * nothing below them, and its slope there is mostly noise: on a hold-out validation-style set (noisy 4702 at
+     * 6,000 steps) the log instance's load fell to 62 requests and the fit put them 1.7x too low. For a producer
+     * without the KV context the batch level's slope then made up for it, the points learned there were kept as
+     * low, and refit after refit the fit and the level entrenched each other (413 false positives on that set,
+     * 144 with this bound; over 57 sets in docs/BENCHMARKS.md the mean false positives of the noisy ones fell to a
+     * third). A prefill step is left to the fit: its attention is quadratic in the prompt, and no proportion bounds
+     * it.
+     */
     double base(double[] basis) {
-        return Math.max(floorNs, CostBasis.dot(coef, basis));
+        double v = Math.max(floorNs, CostBasis.dot(coef, basis));
+        if (basis[1] == 0 && basis[2] > 0 && basis[2] < decodeTokensMin) {
+            double up = decodeTokensMin / basis[2];
+            CostBasis.scaledDecode(basis, up, scaledBasis);
+            v = Math.max(v, CostBasis.dot(coef, scaledBasis) / up);
+        }
+        return v;
     }
 
     /** The share of a step's base cost ({@code stepBase}, {@link #base} of the whole step) that its prefill adds to its decode work. */
@@ -221,7 +249,8 @@ final class CostFit {
 
     void saveTo(RooflineStateFit.Builder f) {
         f.setVersion(version).setFitted(fitted).setCoefficients(boxed(coef)).setFloorNs(floorNs).setSigma(sigma)
-                .setFeatureMax(boxed(featureMax)).setReferenceCoefficients(boxed(reference)).setReferenceVersion(referenceVersion);
+                .setFeatureMax(boxed(featureMax)).setReferenceCoefficients(boxed(reference)).setReferenceVersion(referenceVersion)
+                .setDecodeTokensMin(decodeTokensMin);
     }
 
     void restore(RooflineStateFit f) {
@@ -231,6 +260,7 @@ final class CostFit {
         floorNs = f.getFloorNs();
         sigma = f.getSigma();
         featureMax = f.getFeatureMax().isEmpty() ? new double[CostBasis.SIZE] : unboxed(f.getFeatureMax());
+        decodeTokensMin = f.getDecodeTokensMin();
         reference = unboxed(f.getReferenceCoefficients());
         referenceVersion = f.getReferenceVersion();
     }

@@ -131,6 +131,47 @@ class CostFitTest {
     }
 
     @Test
+    void aDecodeBatchLighterThanAnyTrainedCostsNoLessThanTheLightestScaledDownInProportion() {
+        // batches of 80-100 requests whose cost rises steeply with the batch (-2 ms + 100 us per request: the
+        // points a batch level had kept too low at the light end): the line reaches 4.2 ms at 62 requests
+        WorkCells cells = new WorkCells(WorkCells.DEFAULT_POINTS_PER_CELL, WorkCells.DEFAULT_MAX_CELLS);
+        SplittableRandom rng = new SplittableRandom(6);
+        for (int i = 0; i < 2_000; i++) {
+            double reqs = 80 + rng.nextInt(21);
+            addDecode(cells, i, reqs, 0, (-2e6 + 1e5 * reqs) * Math.exp(0.01 * rng.nextGaussian()));
+        }
+        CostFit fit = new CostFit();
+        fit.refit(cells);
+        double[] x = new double[CostBasis.SIZE];
+        CostBasis.of(0, 0, 80, 80, 0, x);
+        double lightest = fit.base(x);
+        assertThat(lightest / 6e6).isCloseTo(1.0, within(0.02));
+        CostBasis.of(0, 0, 90, 90, 0, x);
+        assertThat(fit.base(x) / 7e6).as("inside the training, the fit as it is").isCloseTo(1.0, within(0.02));
+        CostBasis.of(0, 0, 62, 62, 0, x);
+        assertThat(fit.base(x) / (lightest * 62 / 80)).as("62 requests: the 80-request batch's cost x 62/80, not the line's 4.2 ms")
+                .isCloseTo(1.0, within(1e-9));
+        CostBasis.of(2_048, 1, 62, 62, 0, x);
+        assertThat(fit.prefillShare(fit.base(x), 62, 62, 0)).as("the decode part beside a prompt is bounded too")
+                .isCloseTo(1 - lightest * 62 / 80 / fit.base(x), within(1e-9));
+
+        RooflineStateFit.Builder b = RooflineStateFit.newBuilder().setLevelAnchor(1).setLevelRiseSinceNs(0).setSawContext(false)
+                .setSawDecode(true).setDriftBlockElevated(java.util.List.of()).setDriftBlockMedian(java.util.List.of())
+                .setDriftBlockStartNs(java.util.List.of()).setDriftAlarms(0).setTail(java.util.List.of());
+        fit.saveTo(b);
+        CostFit back = new CostFit();
+        back.restore(b.build());
+        CostBasis.of(0, 0, 62, 62, 0, x);
+        assertThat(back.base(x)).as("the lightest training batch survives a restore").isEqualTo(fit.base(x));
+
+        CostFit withAFixedPart = new CostFit(); // 3 ms fixed: at 40 requests the line says more than the proportion
+        withAFixedPart.refit(batchesWithoutContext(new SplittableRandom(7), 80, 100));
+        CostBasis.of(0, 0, 40, 40, 0, x);
+        assertThat(withAFixedPart.base(x)).as("the line, not the bound").isEqualTo(CostBasis.dot(withAFixedPart.coefficients(), x));
+        assertThat(withAFixedPart.base(x) / decodeNs(40, 0)).isCloseTo(1.0, within(0.1));
+    }
+
+    @Test
     void thePrefillShareIsWhatThePrefillAddsToTheStep() {
         CostFit fit = new CostFit();
         fit.refit(decodeCells(new SplittableRandom(4), 2_000, 0.02));
