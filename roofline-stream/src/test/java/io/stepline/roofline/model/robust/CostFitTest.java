@@ -39,6 +39,17 @@ class CostFitTest {
         return cells;
     }
 
+    /** A fit saved into the state's fit record and read back into a new one. */
+    private static CostFit restored(CostFit fit) {
+        RooflineStateFit.Builder b = RooflineStateFit.newBuilder().setLevelAnchor(1).setLevelRiseSinceNs(0).setSawContext(true)
+                .setSawDecode(true).setDriftBlockElevated(java.util.List.of()).setDriftBlockMedian(java.util.List.of())
+                .setDriftBlockStartNs(java.util.List.of()).setDriftAlarms(0).setTail(java.util.List.of());
+        fit.saveTo(b);
+        CostFit back = new CostFit();
+        back.restore(b.build());
+        return back;
+    }
+
     @Test
     void fitsTheCostAcrossTheRangeWithTheCellsOffsetsAndASpreadOfTheNoise() {
         WorkCells cells = decodeCells(new SplittableRandom(1), 3_000, 0.03);
@@ -155,12 +166,7 @@ class CostFitTest {
         assertThat(fit.prefillShare(fit.base(x), 62, 62, 0)).as("the decode part beside a prompt is bounded too")
                 .isCloseTo(1 - lightest * 62 / 80 / fit.base(x), within(1e-9));
 
-        RooflineStateFit.Builder b = RooflineStateFit.newBuilder().setLevelAnchor(1).setLevelRiseSinceNs(0).setSawContext(false)
-                .setSawDecode(true).setDriftBlockElevated(java.util.List.of()).setDriftBlockMedian(java.util.List.of())
-                .setDriftBlockStartNs(java.util.List.of()).setDriftAlarms(0).setTail(java.util.List.of());
-        fit.saveTo(b);
-        CostFit back = new CostFit();
-        back.restore(b.build());
+        CostFit back = restored(fit);
         CostBasis.of(0, 0, 62, 62, 0, x);
         assertThat(back.base(x)).as("the lightest training batch survives a restore").isEqualTo(fit.base(x));
 
@@ -201,12 +207,7 @@ class CostFitTest {
         assertThat(fit.referenceVersion()).isEqualTo(1);
         assertThat(fit.coefficients()).isNotEqualTo(first);
 
-        RooflineStateFit.Builder b = RooflineStateFit.newBuilder().setLevelAnchor(1).setLevelRiseSinceNs(0).setSawContext(true)
-                .setSawDecode(true).setDriftBlockElevated(java.util.List.of()).setDriftBlockMedian(java.util.List.of())
-                .setDriftBlockStartNs(java.util.List.of()).setDriftAlarms(0).setTail(java.util.List.of());
-        fit.saveTo(b);
-        CostFit back = new CostFit();
-        back.restore(b.build());
+        CostFit back = restored(fit);
         double[] x = new double[CostBasis.SIZE];
         CostBasis.of(0, 0, 20, 20, 12_000, x);
         assertThat(back.base(x)).isEqualTo(fit.base(x));
