@@ -125,10 +125,10 @@ final class CostFit {
      * nothing below them, and its slope there is mostly noise: on a hold-out validation-style set (noisy 4702 at
      * 6,000 steps) the log instance's load fell to 62 requests and the fit put them 1.7x too low. For a producer
      * without the KV context the batch level's slope then made up for it, the points learned there were kept as
-     * low, and refit after refit the fit and the level entrenched each other (413 false positives on that set,
-     * 144 with this bound; over 57 sets in docs/BENCHMARKS.md the mean false positives of the noisy ones fell to a
-     * third). A prefill step is left to the fit: its attention is quadratic in the prompt, and no proportion bounds
-     * it.
+     * low, and refit after refit the fit and the level entrenched each other (411 false positives on that set,
+     * 144 with this bound; over the 15 later validation-style sets of docs/BENCHMARKS.md, stop 43, the mean false
+     * positives fell to a third). A prefill step is left to the fit: its attention is quadratic in the prompt, and no
+     * proportion bounds it.
      */
     double base(double[] basis) {
         double v = Math.max(floorNs, CostBasis.dot(coef, basis));
