@@ -866,6 +866,30 @@ class ModelsTest {
     }
 
     @Test
+    void aFaultSizedShiftOnANoisyInstanceIsLeftStandingThoughTheBoundMissesSomeOfItsSteps() {
+        // as on validation-style faults2-962: decode steps with 8.5% noise, a 1.55x throttle longer than the drift window; the
+        // bound flags ~85% of its steps, too few for the sigma rule, and re-anchored on, the throttle's end went unflagged
+        // (none of these 400 steps)
+        SplittableRandom rng = new SplittableRandom(962);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        int reports = 0;
+        int endFlagged = 0;
+        int healthyAfterFlagged = 0;
+        for (int i = 0; i < 5_000; i++) {
+            boolean slow = i >= 2_000 && i < 4_400;
+            double noise = Math.exp(0.085 * Steps.gaussian(rng));
+            Assessment a = m.assess(Steps.decodeStep(rng, "i", i, i * STEP_NS, 96 + rng.nextInt(65), (slow ? 1.55 : 1) * noise));
+            reports += a.drift() != null ? 1 : 0;
+            boolean flagged = a.verdict() == Verdict.OUTLIER;
+            endFlagged += i >= 4_000 && slow && flagged ? 1 : 0;
+            healthyAfterFlagged += i >= 4_400 && flagged ? 1 : 0;
+        }
+        assertThat(reports).as("the throttle fills the drift window: reported once").isEqualTo(1);
+        assertThat(endFlagged).as("the throttle's last 400 steps, long after the report").isGreaterThanOrEqualTo(300);
+        assertThat(healthyAfterFlagged).as("the 600 healthy steps after it").isLessThanOrEqualTo(3);
+    }
+
+    @Test
     void aShiftOverTheBoundThatGoesOnStandingIsReportedOnceAndStaysFlagged() {
         SplittableRandom rng = new SplittableRandom(11);
         List<StepRecord> steps = new ArrayList<>();
