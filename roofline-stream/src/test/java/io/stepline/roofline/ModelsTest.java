@@ -1117,6 +1117,32 @@ class ModelsTest {
     }
 
     @Test
+    void aThrottleLongerThanTheDriftWindowOnAnIterationLogIsReportedAndStaysFlaggedToItsEnd() {
+        // as on validation-style faults2-5015's log instance: a 1.55x throttle of 1,800 steps, which the episode latch holds
+        // the batch level through; the prefill-heavy steps' watch raised it, and re-anchored on, none of its last 400
+        // steps was flagged
+        SplittableRandom rng = new SplittableRandom(5015);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        double perRequest = 150e3;
+        int reports = 0;
+        int flaggedLast400 = 0;
+        int flaggedAfter = 0;
+        for (int i = 0; i < 6_000; i++) {
+            perRequest = Math.max(50e3, Math.min(400e3, perRequest + 1e3 * Steps.gaussian(rng)));
+            int decode = Math.max(1, Math.min(96, (int) Math.round(50 + 25 * Math.sin(i / 400.0) + 3 * Steps.gaussian(rng))));
+            boolean throttled = i >= 3_000 && i < 4_800;
+            Assessment a = m.assess(Steps.logStep(rng, "log", i, i * STEP_NS, decode, i % 5 == 0 ? 1_500 : 0, perRequest,
+                    throttled ? 1.55 : 1));
+            reports += a.drift() != null ? 1 : 0;
+            flaggedLast400 += i >= 4_400 && throttled && a.verdict() == Verdict.OUTLIER ? 1 : 0;
+            flaggedAfter += i >= 4_850 && a.verdict() == Verdict.OUTLIER ? 1 : 0;
+        }
+        assertThat(reports).as("the throttle fills the drift window: reported once").isEqualTo(1);
+        assertThat(flaggedLast400).as("the throttle's last 400 steps, long after the report").isGreaterThanOrEqualTo(360);
+        assertThat(flaggedAfter).as("the 1,150 steps after it").isLessThanOrEqualTo(5);
+    }
+
+    @Test
     void aModelRestoredFromItsStoreEveryFewStepsJudgesAsIfNeverInterrupted() {
         // task migrations at any moment, through a long slowdown (drift blocks complete whose steps do not
         // count for the tail) and a sustained regression: the store must hold everything the verdicts depend on
