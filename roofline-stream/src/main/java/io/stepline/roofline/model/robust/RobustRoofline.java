@@ -667,7 +667,11 @@ public final class RobustRoofline implements LatencyDetector {
                 : new Assessment.Drift(Math.exp(onset.shiftLog()), onset.sinceNs(), fit.referenceVersion());
     }
 
-    /** A shift left standing ({@link #STANDING_SHIFT_SIGMAS}): reported once while it stands, not re-anchored on. */
+    /**
+     * A shift left standing ({@link #STANDING_SHIFT_SIGMAS}, {@link #STANDING_RATIO}): reported once while it stands, not
+     * re-anchored on; {@code onset} is where the drift window shows it began (null when the prefill-heavy steps' watch
+     * raised it, whose alarm names its own start).
+     */
     private Assessment.Drift leaveStanding(DriftWatch.Alarm alarm, DriftWatch.Onset onset) {
         boolean standing = followingReport();
         reportedAtStep = steps;
