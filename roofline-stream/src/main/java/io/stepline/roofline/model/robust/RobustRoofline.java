@@ -642,7 +642,7 @@ public final class RobustRoofline implements LatencyDetector {
             return null;
         }
         if (!levelMoved && (!level.byBatch() && Math.log(alarm.ratio() / stepBound()) >= STANDING_SHIFT_SIGMAS * fit.sigma()
-                || alarm.ratio() >= STANDING_RATIO && alarm.ratio() > stepBound())) {
+                || asLargeAsAFault(alarm))) {
             return leaveStanding(alarm, drift.alarmOnset());
         }
         drift.watchEnd(alarm.ratio(), FOLLOW_STEPS);
@@ -665,6 +665,11 @@ public final class RobustRoofline implements LatencyDetector {
         alarms++;
         return onset == null ? new Assessment.Drift(alarm.ratio(), alarm.sinceNs(), fit.referenceVersion())
                 : new Assessment.Drift(Math.exp(onset.shiftLog()), onset.sinceNs(), fit.referenceVersion());
+    }
+
+    /** An alarm whose shift is left standing whatever the instance's spread and producer ({@link #STANDING_RATIO}). */
+    private boolean asLargeAsAFault(DriftWatch.Alarm alarm) {
+        return alarm.ratio() >= STANDING_RATIO && alarm.ratio() > stepBound();
     }
 
     /**
@@ -705,7 +710,7 @@ public final class RobustRoofline implements LatencyDetector {
         if (alarm == null) {
             return null;
         }
-        if (alarm.ratio() >= STANDING_RATIO && alarm.ratio() > stepBound()) {
+        if (asLargeAsAFault(alarm)) {
             return leaveStanding(alarm, null);
         }
         level.onPrefillAlarm(alarm.ratio());
