@@ -120,24 +120,6 @@ public final class RobustRoofline implements LatencyDetector {
      * comes 95 steps into a 158-step rank, long before warm-up ends.
      */
     static final double WARM_UP_GROSS_RATIO = 3;
-    /** Weight of one step in the running share of elevated steps (a memory of ~50 steps). */
-    static final double ELEVATED_ALPHA = 1.0 / 50;
-    static final double LOG_ELEVATED = Math.log(1.1);
-    /** Above this share of elevated steps an episode is under way: new cells and the tail do not learn. */
-    static final double MAX_CALM_ELEVATED_SHARE = 0.3;
-    /**
-     * After this many judged steps in a row outside the cells the model knows, the instance has moved to new
-     * work, and its steps there that run near the model let the elevated share fall. Counted in known cells only,
-     * the share stood still when an episode drove the load into new cells; those cells learn only when the share
-     * is calm, so they never learned, and the model extrapolated for thousands of steps after the episode had
-     * ended (validation-style traces with long throttles and short runs). New work's steps only ever lower the
-     * share: the fit's error there is wide, and counted both ways they kept a young instance's new cells from
-     * learning (validation seed 32's log instance: false positives 0.11% -> 0.23%), counted above the tightest
-     * bound they let a 1.22x regression's new cells learn it (seed 71: the regression not found). Counting every
-     * extrapolated step delayed a regression's alarm past 2,000 steps (ModelsTest). docs/BENCHMARKS.md has the
-     * variants compared.
-     */
-    static final int NEW_WORK_RUN = 8;
     /**
      * A step in a cell without an offset of its own takes that of the nearest known cell of the same
      * prefill work, at most this many decode and context buckets apart: what the basis cannot express
@@ -156,36 +138,8 @@ public final class RobustRoofline implements LatencyDetector {
      * stop 35): 1.15 took false positives over 0.1% on a 30,000-step set, as its reports kept their own bursts going.
      */
     public static final double BURST_NEW_WORK_RATIO = 1.2;
-    /**
-     * A step in a cell without an offset of its own is also flagged above {@link #BURST_NEW_WORK_RATIO} when the last
-     * this many judged steps in known cells were all reported, at most {@link #SLOW_KNOWN_WITHIN} judged steps ago: the
-     * device was slow where the model knows the cost. A throttle on a young instance sent its load back and forth
-     * between known cells (every step flagged) and small batches it had never run, where the fit erred 20-30% high;
-     * there the throttle read 1.15-1.3x, the reports split, no burst lasted, and the steps went unflagged (validation
-     * seed 991's and validation-style set noisy 2006's v-dec-70b-a: 209 of 626 and 217 of 824 of their 1.5x steps
-     * missed; 0.966 -> 0.978 and 0.951 -> 0.969 set recall with this rule). One reported known step was too little
-     * evidence: a host stall's or a contention's last step, followed by new work the fit erred high in, gave false
-     * positives (42 validation-style sets: 0.0254% -> 0.0271% with one, 0.0254% with three). Not for producers without
-     * the KV context: on the log instance it moved nothing but five false positives after a contention (docs/BENCHMARKS.md,
-     * stop 37).
-     */
-    static final int SLOW_KNOWN_FLAGS = 3;
-    /** Judged steps since the last step in a known cell within which {@link #SLOW_KNOWN_FLAGS} still speak for new work. */
-    public static final int SLOW_KNOWN_WITHIN = 64;
-    /**
-     * Work beyond the training that comes in a burst is not learned for this many steps (the burst may end first: a
-     * sampled instance's kernel slowdown ended two steps into such work, and learned at once net of the slowdown, its
-     * healthy steps after were flagged: 161 false positives on validation-style set 981 at 3,000 steps), then learned
-     * net of the burst's slowdown: learned as it ran, a throttle's steps taught the model that work at 1.6x its cost,
-     * and the 450 steps of it after went unflagged (set 995 at 4,000 steps, v-dec-7b-b; set recall 0.904 -> 0.987).
-     */
-    static final int BURST_HOLD = 64;
-    /** Weight of one reported step in the burst's mean log ratio (~8 steps). */
-    static final double BURST_ALPHA = 1.0 / 8;
-    /** Reports among the last four judged steps with which a new cell learns no step over {@link #BURST_NEW_WORK_RATIO}. */
-    static final int NEW_CELL_QUIET_REPORTS = 2;
-    /** The four bits of {@link #recentReports}: as many steps as a burst is counted over. */
-    static final int RECENT_REPORTS_MASK = 0xF;
+    /** {@link RecentVerdicts#SLOW_KNOWN_WITHIN}, for tests outside the package. */
+    public static final int SLOW_KNOWN_WITHIN = RecentVerdicts.SLOW_KNOWN_WITHIN;
     /**
      * Steps after a reported sustained regression during which a further alarm is the model still
      * following it, re-anchored without a report: the level follows a regression that slows some steps
@@ -277,32 +231,6 @@ public final class RobustRoofline implements LatencyDetector {
      * every one (docs/BENCHMARKS.md, stop 44).
      */
     static final double STANDING_RATIO = 1.5;
-    /**
-     * A producer without the KV context: its last prefill-heavy step (a cost the prompt tokens it reports set) speaks
-     * for the device's health this many judged steps on. A decode-heavy step's cost depends on the context its requests
-     * read, which such a producer does not report, and the batch level follows it with a lag: when the batch shrinks to
-     * requests with long contexts, decode steps run 1.4-1.6x above the model for tens of steps while the prefill steps
-     * between them run as the model says (the validation log instance: 307 of the 574 false positives of 27 sets, in
-     * clusters). Longer than 16 steps, a throttle that began after a calm prefill step went unreported for up to 40
-     * decode steps of a decode-heavy stretch (validation seed 22).
-     */
-    static final int WITNESS_STEPS = 16;
-    /** ...when it ran within this ratio of the model. */
-    static final double WITNESS_CALM_LOG = Math.log(1.15);
-    /**
-     * A decode-heavy step above the bound but below this ratio, right after another decode-heavy step at least
-     * {@link #DRIFT_RUN_LOG} above the model, while the witness is calm, is the unreported context's drift: counted,
-     * judged NORMAL, and still not learned from (the model moves as for an outlier, so a fault it hides is not absorbed).
-     * The context's clusters ran 1.26-1.77x (median 1.44), the faulted steps such a rule hid 1.41-1.8x (median 1.65):
-     * at 1.8, 142 false positives and 146 faulted steps went; at 1.55, 126 and 27 (27 validation-style sets,
-     * docs/BENCHMARKS.md). A fault that slows every step (a throttle, contention) shows in the next prefill step.
-     */
-    static final double CONTEXT_DRIFT_MAX_RATIO = 1.55;
-    /**
-     * The step before must already run this far above the model: the context drifts over a run of decode steps, while
-     * a straggler rank or a host stall slows one or a few; without it, 23 single-step faults went unreported.
-     */
-    static final double DRIFT_RUN_LOG = Math.log(1.25);
     /** State parts: the header every step changes, the fit and drift blocks, and one per cell. */
     static final String HEADER_PART = "h";
     static final String FIT_PART = "f";
@@ -328,26 +256,10 @@ public final class RobustRoofline implements LatencyDetector {
     private long alarms;
     /** {@link #steps} at the last reported sustained regression; -1: none. */
     private long reportedAtStep = -1;
-    private double elevatedShare;
-    /** The last four judged steps, one bit each (newest lowest): reported as outliers or not. */
-    private int recentReports;
-    /** Running mean log ratio of the reported judged steps ({@link #BURST_ALPHA} per step): a burst's slowdown. */
-    private double burstLog;
-    /** Steps of work beyond the training held back (not learned) in the burst under way. */
-    private int burstHeld;
-    /** Judged steps since the last one in a known cell. */
-    private int stepsSinceKnown;
-    /** Judged steps in known cells reported in a row, up to the last of them (capped at {@link #SLOW_KNOWN_FLAGS}). */
-    private int knownFlags;
-    /** Log ratio of the last judged step in a known cell ({@link #healthyKnownWork}). */
-    private double lastKnownLog;
+    private final RecentVerdicts recent = new RecentVerdicts();
     private long beyond;
-    /** Producers without the KV context: {@link #steps} at the last prefill-heavy judged step (-1: none yet), and its log ratio (the witness). */
-    private long witnessStep = -1;
-    private double witnessLog;
-    private long contextDrift;
-    /** Producers without the KV context: the last decode-heavy judged step's log ratio. */
-    private double previousDecodeLog;
+    /** Producers without the KV context: which decode-heavy outliers are the unreported context's drift. */
+    private final ContextDriftWitness witness = new ContextDriftWitness();
     /** The fit part of the state changed since the last {@link #dirty()}. */
     private boolean fitChanged;
 
@@ -409,7 +321,7 @@ public final class RobustRoofline implements LatencyDetector {
                 return new Assessment(Verdict.OUTLIER, typical, typical * NovelWork.JUMP_RATIO, ratio, Assessment.severityOf(ratio),
                         fit.version(), ++sinceRefit >= refitEvery() && refit(), null);
             }
-            if (inBurst() && !fit.newKind(basis)) {
+            if (recent.inBurst() && !fit.newKind(basis)) {
                 // the device is known to be slow, and this work is only larger than any seen (its kind is not new): judged
                 // against the fit's extrapolation at the widest bound, not learned when over it
                 double extrapolation = levelHere * base;
@@ -423,8 +335,7 @@ public final class RobustRoofline implements LatencyDetector {
                     // under what the burst flags in new work: a sign the burst is over. Without it a burst held for as long
                     // as the load stayed beyond the training, and healthy steps there were learned net of its slowdown: a
                     // cell 0.64x low, its healthy steps flagged for 1,900 steps (validation-style len3000 3908, v-mix-7b-bs)
-                    recentReports = (recentReports << 1) & RECENT_REPORTS_MASK;
-                    burstHeld = 0;
+                    recent.endBurst();
                 }
             }
             // in a burst, held back for a while, then learned net of the burst's slowdown: the load often moves into new
@@ -433,11 +344,10 @@ public final class RobustRoofline implements LatencyDetector {
             // ends the burst, and a contention whose queue carried the load past the 128-token hinge as it ended was
             // taken out of the 800 healthy steps there; their cells learned them at half their cost and flagged them all
             // (validation gen.py 4203 at 3,000 steps, v-dec-7b-b: 586 false positives, set 4.7% -> 0.04%)
-            if (inBurst() && burstHeld < BURST_HOLD) {
-                burstHeld++;
+            if (recent.holdBeyondTraining()) {
                 cells.touch(slot, steps);
             } else {
-                learnPoint(key, inBurst() ? lat / Math.exp(Math.min(burstLog, Math.max(0, stepResidual))) : lat, levelHere);
+                learnPoint(key, recent.inBurst() ? lat / Math.exp(Math.min(recent.burstLog(), Math.max(0, stepResidual))) : lat, levelHere);
             }
             return notJudged(++sinceRefit >= refitEvery() && refit());
         }
@@ -452,22 +362,13 @@ public final class RobustRoofline implements LatencyDetector {
         boolean outlier = ratio > bound && lat - expected >= s.minExcessNs();
         double logRatio = Math.log(ratio);
         // judged on every step: the witness and the run before it are kept whatever the verdict
-        boolean byContext = contextDrift(share, ratio, logRatio);
+        boolean byContext = level.byBatch() && witness.explains(steps, share, ratio, logRatio);
         boolean reported = outlier && !byContext;
         if (outlier && byContext) {
-            contextDrift++;
+            witness.drifted();
         }
-        boolean calm = elevatedShare < MAX_CALM_ELEVATED_SHARE;
-        // the share of recent steps running 10% above the model: high while an episode (a throttle, a
-        // regression) is under way, when neither the tail nor new cells may learn from what they see; judged by
-        // the steps in known cells, and let fall by new work's steps near the model (NEW_WORK_RUN)
-        stepsSinceKnown = known ? 0 : stepsSinceKnown + 1;
-        if (known) {
-            elevatedShare += ELEVATED_ALPHA * ((logRatio > LOG_ELEVATED ? 1 : 0) - elevatedShare);
-        } else if (stepsSinceKnown > NEW_WORK_RUN && logRatio <= LOG_ELEVATED) {
-            // new work can tell that an episode is over, never that one has begun (the fit's error there is wider)
-            elevatedShare -= ELEVATED_ALPHA * elevatedShare;
-        }
+        boolean calm = recent.calm();
+        recent.judged(known, logRatio);
         // a prefill-heavy step's own part: the batch level follows a regression in the decode part of every step, so
         // its ratio is diluted by the decode part it scales up (a 1.3x regression read 1.15x at a prefill share of 0.6)
         double prefillLog = known && share >= EpisodeLatch.PREFILL_SHARE
@@ -478,7 +379,9 @@ public final class RobustRoofline implements LatencyDetector {
         boolean latched = level.latch(outlier, logRatio, learnLog, share);
         level.learn(outlier, known, latched, bx, batchHere, share, logRatio, learnLog);
         double flaggedAbove = bound;
-        if (!known && (inBurst() && !healthyKnownWork() || slowInKnownWork()) && !byContext && ratio > BURST_NEW_WORK_RATIO
+        // not for producers without the KV context (see RecentVerdicts.SLOW_KNOWN_FLAGS)
+        boolean slowKnown = !level.byBatch() && recent.slowInKnownWork();
+        if (!known && (recent.inBurst() && !recent.healthyKnownWork() || slowKnown) && !byContext && ratio > BURST_NEW_WORK_RATIO
                 && lat - expected >= s.minExcessNs()) {
             // in a burst of flagged steps (or right after flagged known work), work the model does not know is judged by
             // the burst, not the widened bound
@@ -501,7 +404,7 @@ public final class RobustRoofline implements LatencyDetector {
         // at a refit, and a contention right after the slowdown read ~1.3x there (validation gen.py 4105 at 4,000 steps,
         // v-dec-7b-b: 65 of a 1.95x slowdown's 82 steps missed). Any report among the four cost false positives on five
         // of 80 sets (new work beside isolated false flags learned later; docs/BENCHMARKS.md, stop 39).
-        boolean amidReports = Integer.bitCount(recentReports) >= NEW_CELL_QUIET_REPORTS && ratio > BURST_NEW_WORK_RATIO;
+        boolean amidReports = recent.amidReports() && ratio > BURST_NEW_WORK_RATIO;
         // while an episode is under way (not calm), a filled cell learns only steps within the learning ratio, not within
         // the margin a noisy instance's spread widens it to: at 2.5 sigma of 8.5% a 1.57x throttle's fastest steps (under
         // 1.24x) were learned, each cell's median crept up with them, and the last third of a 1,089-step throttle read
@@ -517,59 +420,11 @@ public final class RobustRoofline implements LatencyDetector {
         } else {
             cells.touch(slot, steps);
         }
-        if (known) {
-            lastKnownLog = logRatio;
-            knownFlags = reported ? Math.min(SLOW_KNOWN_FLAGS, knownFlags + 1) : 0;
-        }
-        recentReports = ((recentReports << 1) | (reported ? 1 : 0)) & RECENT_REPORTS_MASK;
-        if (reported) {
-            burstLog += BURST_ALPHA * (Math.max(0, Math.min(EpisodeLatch.CLAMP_LOG, logRatio)) - burstLog);
-        } else {
-            burstHeld = 0;
-        }
+        recent.verdict(known, reported, logRatio);
         boolean refitted = ++sinceRefit >= refitEvery() && refit();
         Verdict v = reported ? Verdict.OUTLIER : Verdict.NORMAL;
         return new Assessment(v, expected, expected * flaggedAbove, ratio, reported ? Assessment.severityOf(ratio) : Severity.NONE,
                 fit.version(), refitted, shift);
-    }
-
-    /** The last {@link #SLOW_KNOWN_FLAGS} steps in known cells were all reported, lately ({@link #SLOW_KNOWN_WITHIN}). */
-    private boolean slowInKnownWork() {
-        return !level.byBatch() && knownFlags >= SLOW_KNOWN_FLAGS && stepsSinceKnown <= SLOW_KNOWN_WITHIN;
-    }
-
-    /**
-     * The last judged step in known cells ran under {@link #BURST_NEW_WORK_RATIO}, lately ({@link #SLOW_KNOWN_WITHIN}):
-     * where the model knows the work's cost the device was healthy, so a burst of reports in new work is the fit's error
-     * there. Healthy decode batches past the largest seen, where the fit erred 1.3x low, started a burst of their own and
-     * 47 of them were flagged, with the known steps between them at 1.08-1.18x (validation gen.py 3901, v-dec-7b-b): 28
-     * validation-style sets' false positives 0.0532% -> 0.0508%, recall -0.00003 (docs/BENCHMARKS.md, stop 38).
-     */
-    private boolean healthyKnownWork() {
-        return stepsSinceKnown <= SLOW_KNOWN_WITHIN && lastKnownLog < Math.log(BURST_NEW_WORK_RATIO);
-    }
-
-    private boolean inBurst() {
-        return Integer.bitCount(recentReports) >= EpisodeLatch.BURST_FLAGS;
-    }
-
-    /**
-     * Whether an outlier is the unreported context's drift (see {@link #CONTEXT_DRIFT_MAX_RATIO}); keeps the witness
-     * and the last decode-heavy step's ratio of a producer without the KV context.
-     */
-    private boolean contextDrift(double share, double ratio, double logRatio) {
-        if (!level.byBatch()) {
-            return false;
-        }
-        if (share >= EpisodeLatch.PREFILL_SHARE) {
-            witnessStep = steps;
-            witnessLog = logRatio;
-            return false;
-        }
-        boolean byContext = ratio < CONTEXT_DRIFT_MAX_RATIO && previousDecodeLog > DRIFT_RUN_LOG && witnessStep >= 0
-                && steps - witnessStep <= WITNESS_STEPS && witnessLog < WITNESS_CALM_LOG;
-        previousDecodeLog = logRatio;
-        return byContext;
     }
 
     /**
@@ -808,7 +663,7 @@ public final class RobustRoofline implements LatencyDetector {
 
     @Override
     public Coverage coverage() {
-        return new Coverage(extrapolated, beyond, contextDrift);
+        return new Coverage(extrapolated, beyond, witness.driftedSteps());
     }
 
     public int cellCount() {
@@ -840,22 +695,13 @@ public final class RobustRoofline implements LatencyDetector {
         h.setStepsSinceRefit(sinceRefit);
         h.setExtrapolatedSteps(extrapolated);
         h.setBeyondSteps(beyond);
-        h.setElevatedShare(elevatedShare);
-        h.setRecentReports(recentReports);
-        h.setBurstLog(burstLog);
-        h.setBurstHeld(burstHeld);
-        h.setStepsSinceKnown(stepsSinceKnown);
-        h.setKnownFlags(knownFlags);
-        h.setLastKnownLog(lastKnownLog);
-        h.setWitnessStep(witnessStep);
-        h.setWitnessLog(witnessLog);
-        h.setPreviousDecodeLog(previousDecodeLog);
-        h.setContextDriftSteps(contextDrift);
         h.setPreviousStepId(previousStepId);
         h.setSkippedSteps(skippedSteps);
         h.setDriftCurrent(ByteBuffer.wrap(drift.currentBlock()));
         h.setDriftCurrentTailMask(ByteBuffer.wrap(drift.currentTailMask()));
         h.setDriftCurrentStartNs(drift.currentStartNs());
+        recent.saveTo(h);
+        witness.saveTo(h);
         level.saveTo(h);
         prefillShift.saveTo(h);
         novel.saveTo(h);
@@ -885,17 +731,8 @@ public final class RobustRoofline implements LatencyDetector {
         sinceRefit = st.getStepsSinceRefit();
         extrapolated = st.getExtrapolatedSteps();
         beyond = st.getBeyondSteps();
-        elevatedShare = st.getElevatedShare();
-        recentReports = st.getRecentReports();
-        burstLog = st.getBurstLog();
-        burstHeld = st.getBurstHeld();
-        stepsSinceKnown = st.getStepsSinceKnown();
-        knownFlags = st.getKnownFlags();
-        lastKnownLog = st.getLastKnownLog();
-        witnessStep = st.getWitnessStep();
-        witnessLog = st.getWitnessLog();
-        previousDecodeLog = st.getPreviousDecodeLog();
-        contextDrift = st.getContextDriftSteps();
+        recent.restore(st);
+        witness.restore(st);
         previousStepId = st.getPreviousStepId();
         skippedSteps = st.getSkippedSteps();
         level.restore(st);

@@ -1,0 +1,186 @@
+package io.stepline.roofline.model.robust;
+
+import io.stepline.events.RooflineStateHeader;
+
+/**
+ * What the robust roofline's last judged steps said, in the terms its rules read:
+ * <ul>
+ * <li>the share of recent steps running 10% above the model: high while an episode (a throttle, a regression) is
+ *     under way, when neither the tail nor new cells may learn from what they see;</li>
+ * <li>the burst of reported steps and the slowdown they ran at: in a burst, work the model does not know is judged
+ *     by the burst, and work beyond the training is held back, then learned net of it;</li>
+ * <li>the last judged steps in work the model knows: slow there (new work right after is judged by the burst's
+ *     ratio) or healthy there (a burst in new work is the fit's error).</li>
+ * </ul>
+ * The robust roofline asks; this class only counts, and keeps its counts in the state header.
+ */
+final class RecentVerdicts {
+    /** Weight of one step in the running share of elevated steps (a memory of ~50 steps). */
+    static final double ELEVATED_ALPHA = 1.0 / 50;
+    static final double LOG_ELEVATED = Math.log(1.1);
+    /** Above this share of elevated steps an episode is under way: new cells and the tail do not learn. */
+    static final double MAX_CALM_ELEVATED_SHARE = 0.3;
+    /**
+     * After this many judged steps in a row outside the cells the model knows, the instance has moved to new
+     * work, and its steps there that run near the model let the elevated share fall. Counted in known cells only,
+     * the share stood still when an episode drove the load into new cells; those cells learn only when the share
+     * is calm, so they never learned, and the model extrapolated for thousands of steps after the episode had
+     * ended (validation-style traces with long throttles and short runs). New work's steps only ever lower the
+     * share: the fit's error there is wide, and counted both ways they kept a young instance's new cells from
+     * learning (validation seed 32's log instance: false positives 0.11% -> 0.23%), counted above the tightest
+     * bound they let a 1.22x regression's new cells learn it (seed 71: the regression not found). Counting every
+     * extrapolated step delayed a regression's alarm past 2,000 steps (ModelsTest). docs/BENCHMARKS.md has the
+     * variants compared.
+     */
+    static final int NEW_WORK_RUN = 8;
+    /**
+     * A step in a cell without an offset of its own is also flagged above {@link RobustRoofline#BURST_NEW_WORK_RATIO}
+     * when the last this many judged steps in known cells were all reported, at most {@link #SLOW_KNOWN_WITHIN} judged
+     * steps ago: the device was slow where the model knows the cost. A throttle on a young instance sent its load back
+     * and forth between known cells (every step flagged) and small batches it had never run, where the fit erred 20-30%
+     * high; there the throttle read 1.15-1.3x, the reports split, no burst lasted, and the steps went unflagged
+     * (validation seed 991's and validation-style set noisy 2006's v-dec-70b-a: 209 of 626 and 217 of 824 of their 1.5x
+     * steps missed; 0.966 -> 0.978 and 0.951 -> 0.969 set recall with this rule). One reported known step was too
+     * little evidence: a host stall's or a contention's last step, followed by new work the fit erred high in, gave
+     * false positives (42 validation-style sets: 0.0254% -> 0.0271% with one, 0.0254% with three). Not for producers
+     * without the KV context: on the log instance it moved nothing but five false positives after a contention
+     * (docs/BENCHMARKS.md, stop 37).
+     */
+    static final int SLOW_KNOWN_FLAGS = 3;
+    /** Judged steps since the last step in a known cell within which {@link #SLOW_KNOWN_FLAGS} still speak for new work. */
+    static final int SLOW_KNOWN_WITHIN = 64;
+    /**
+     * Work beyond the training that comes in a burst is not learned for this many steps (the burst may end first: a
+     * sampled instance's kernel slowdown ended two steps into such work, and learned at once net of the slowdown, its
+     * healthy steps after were flagged: 161 false positives on validation-style set 981 at 3,000 steps), then learned
+     * net of the burst's slowdown: learned as it ran, a throttle's steps taught the model that work at 1.6x its cost,
+     * and the 450 steps of it after went unflagged (set 995 at 4,000 steps, v-dec-7b-b; set recall 0.904 -> 0.987).
+     */
+    static final int BURST_HOLD = 64;
+    /** Weight of one reported step in the burst's mean log ratio (~8 steps). */
+    static final double BURST_ALPHA = 1.0 / 8;
+    /**
+     * Reports among the last four judged steps with which a new cell learns no step over
+     * {@link RobustRoofline#BURST_NEW_WORK_RATIO}.
+     */
+    static final int NEW_CELL_QUIET_REPORTS = 2;
+    /** The four bits of {@link #recentReports}: as many steps as a burst is counted over. */
+    static final int RECENT_REPORTS_MASK = 0xF;
+
+    private double elevatedShare;
+    /** The last four judged steps, one bit each (newest lowest): reported as outliers or not. */
+    private int recentReports;
+    /** Running mean log ratio of the reported judged steps ({@link #BURST_ALPHA} per step): a burst's slowdown. */
+    private double burstLog;
+    /** Steps of work beyond the training held back (not learned) in the burst under way. */
+    private int burstHeld;
+    /** Judged steps since the last one in a known cell. */
+    private int stepsSinceKnown;
+    /** Judged steps in known cells reported in a row, up to the last of them (capped at {@link #SLOW_KNOWN_FLAGS}). */
+    private int knownFlags;
+    /** Log ratio of the last judged step in a known cell ({@link #healthyKnownWork}). */
+    private double lastKnownLog;
+
+    /** A burst is under way: at least {@link EpisodeLatch#BURST_FLAGS} of the last four judged steps were reported. */
+    boolean inBurst() {
+        return Integer.bitCount(recentReports) >= EpisodeLatch.BURST_FLAGS;
+    }
+
+    /** The log of the slowdown the burst's reported steps ran at. */
+    double burstLog() {
+        return burstLog;
+    }
+
+    /** No episode is under way: under {@link #MAX_CALM_ELEVATED_SHARE} of the recent steps ran above the model. */
+    boolean calm() {
+        return elevatedShare < MAX_CALM_ELEVATED_SHARE;
+    }
+
+    /** {@link #NEW_CELL_QUIET_REPORTS} of the last four judged steps were reported. */
+    boolean amidReports() {
+        return Integer.bitCount(recentReports) >= NEW_CELL_QUIET_REPORTS;
+    }
+
+    /** The last {@link #SLOW_KNOWN_FLAGS} steps in known cells were all reported, lately ({@link #SLOW_KNOWN_WITHIN}). */
+    boolean slowInKnownWork() {
+        return knownFlags >= SLOW_KNOWN_FLAGS && stepsSinceKnown <= SLOW_KNOWN_WITHIN;
+    }
+
+    /**
+     * The last judged step in known cells ran under {@link RobustRoofline#BURST_NEW_WORK_RATIO}, lately
+     * ({@link #SLOW_KNOWN_WITHIN}): where the model knows the work's cost the device was healthy, so a burst of reports
+     * in new work is the fit's error there. Healthy decode batches past the largest seen, where the fit erred 1.3x low,
+     * started a burst of their own and 47 of them were flagged, with the known steps between them at 1.08-1.18x
+     * (validation gen.py 3901, v-dec-7b-b): 28 validation-style sets' false positives 0.0532% -> 0.0508%, recall
+     * -0.00003 (docs/BENCHMARKS.md, stop 38).
+     */
+    boolean healthyKnownWork() {
+        return stepsSinceKnown <= SLOW_KNOWN_WITHIN && lastKnownLog < Math.log(RobustRoofline.BURST_NEW_WORK_RATIO);
+    }
+
+    /**
+     * Whether a step of work beyond the training is held back, not learned: in a burst, for its first
+     * {@link #BURST_HOLD} such steps (this one counted).
+     */
+    boolean holdBeyondTraining() {
+        if (inBurst() && burstHeld < BURST_HOLD) {
+            burstHeld++;
+            return true;
+        }
+        return false;
+    }
+
+    /** A step beyond the training ran under what a burst flags in new work: the burst is over. */
+    void endBurst() {
+        recentReports = (recentReports << 1) & RECENT_REPORTS_MASK;
+        burstHeld = 0;
+    }
+
+    /**
+     * A judged step, before its verdict: its log ratio to the model moves the elevated share if it is in a known cell,
+     * or lowers it once the instance has run {@link #NEW_WORK_RUN} steps of new work near the model (new work can tell
+     * that an episode is over, never that one has begun: the fit's error there is wider).
+     */
+    void judged(boolean known, double logRatio) {
+        stepsSinceKnown = known ? 0 : stepsSinceKnown + 1;
+        if (known) {
+            elevatedShare += ELEVATED_ALPHA * ((logRatio > LOG_ELEVATED ? 1 : 0) - elevatedShare);
+        } else if (stepsSinceKnown > NEW_WORK_RUN && logRatio <= LOG_ELEVATED) {
+            elevatedShare -= ELEVATED_ALPHA * elevatedShare;
+        }
+    }
+
+    /** A judged step's verdict: reported or not. */
+    void verdict(boolean known, boolean reported, double logRatio) {
+        if (known) {
+            lastKnownLog = logRatio;
+            knownFlags = reported ? Math.min(SLOW_KNOWN_FLAGS, knownFlags + 1) : 0;
+        }
+        recentReports = ((recentReports << 1) | (reported ? 1 : 0)) & RECENT_REPORTS_MASK;
+        if (reported) {
+            burstLog += BURST_ALPHA * (Math.max(0, Math.min(EpisodeLatch.CLAMP_LOG, logRatio)) - burstLog);
+        } else {
+            burstHeld = 0;
+        }
+    }
+
+    void saveTo(RooflineStateHeader h) {
+        h.setElevatedShare(elevatedShare);
+        h.setRecentReports(recentReports);
+        h.setBurstLog(burstLog);
+        h.setBurstHeld(burstHeld);
+        h.setStepsSinceKnown(stepsSinceKnown);
+        h.setKnownFlags(knownFlags);
+        h.setLastKnownLog(lastKnownLog);
+    }
+
+    void restore(RooflineStateHeader h) {
+        elevatedShare = h.getElevatedShare();
+        recentReports = h.getRecentReports();
+        burstLog = h.getBurstLog();
+        burstHeld = h.getBurstHeld();
+        stepsSinceKnown = h.getStepsSinceKnown();
+        knownFlags = h.getKnownFlags();
+        lastKnownLog = h.getLastKnownLog();
+    }
+}

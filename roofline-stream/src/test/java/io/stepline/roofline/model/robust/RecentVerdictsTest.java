@@ -1,0 +1,139 @@
+package io.stepline.roofline.model.robust;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import org.junit.jupiter.api.Test;
+
+import io.stepline.events.RooflineStateHeader;
+
+class RecentVerdictsTest {
+    private static final double SLOW = Math.log(1.6);
+    private static final double NEAR = Math.log(1.02);
+
+    /** One judged step: its ratio first, then its verdict, as the robust roofline feeds them. */
+    private static void step(RecentVerdicts r, boolean known, boolean reported, double logRatio) {
+        r.judged(known, logRatio);
+        r.verdict(known, reported, logRatio);
+    }
+
+    @Test
+    void threeReportsAmongTheLastFourStepsAreABurstThatOneQuietStepDoesNotEnd() {
+        RecentVerdicts r = new RecentVerdicts();
+        step(r, true, true, SLOW);
+        step(r, true, true, SLOW);
+        assertThat(r.inBurst()).isFalse();
+        assertThat(r.amidReports()).isTrue();
+        step(r, true, true, SLOW);
+        assertThat(r.inBurst()).isTrue();
+        step(r, true, false, NEAR);
+        assertThat(r.inBurst()).isTrue();
+        step(r, true, false, NEAR);
+        assertThat(r.inBurst()).isFalse();
+        // the burst's slowdown: a running mean of its reported steps' log ratios, 1/8 per step from 0
+        double expected = 0;
+        for (int i = 0; i < 3; i++) {
+            expected += RecentVerdicts.BURST_ALPHA * (SLOW - expected);
+        }
+        assertThat(r.burstLog()).isCloseTo(expected, within(1e-12));
+    }
+
+    @Test
+    void aBurstHoldsWorkBeyondTheTrainingForItsFirstStepsOnly() {
+        RecentVerdicts r = new RecentVerdicts();
+        assertThat(r.holdBeyondTraining()).isFalse();
+        for (int i = 0; i < 4; i++) {
+            step(r, true, true, SLOW);
+        }
+        int held = 0;
+        while (r.holdBeyondTraining()) {
+            held++;
+            assertThat(held).isLessThanOrEqualTo(RecentVerdicts.BURST_HOLD);
+        }
+        assertThat(held).isEqualTo(RecentVerdicts.BURST_HOLD);
+        // a step beyond the training under the burst's ratio ends the burst, and with it the hold
+        r.endBurst();
+        r.endBurst();
+        assertThat(r.inBurst()).isFalse();
+    }
+
+    @Test
+    void theElevatedShareRisesWithSlowKnownStepsAndFallsOnlyAfterARunOfNewWorkNearTheModel() {
+        RecentVerdicts r = new RecentVerdicts();
+        for (int i = 0; i < 100; i++) {
+            step(r, true, false, Math.log(1.2));
+        }
+        assertThat(r.calm()).isFalse();
+        // new work near the model: its first NEW_WORK_RUN steps say nothing, the next ones let the share fall
+        RecentVerdicts beforeRun = new RecentVerdicts();
+        for (int i = 0; i < 100; i++) {
+            step(beforeRun, true, false, Math.log(1.2));
+        }
+        for (int i = 0; i < RecentVerdicts.NEW_WORK_RUN; i++) {
+            step(r, false, false, NEAR);
+        }
+        RooflineStateHeader a = new RooflineStateHeader();
+        RooflineStateHeader b = new RooflineStateHeader();
+        r.saveTo(a);
+        beforeRun.saveTo(b);
+        assertThat(a.getElevatedShare()).isEqualTo(b.getElevatedShare());
+        for (int i = 0; i < 200; i++) {
+            step(r, false, false, NEAR);
+        }
+        assertThat(r.calm()).isTrue();
+        // new work above the model never raises it
+        for (int i = 0; i < 200; i++) {
+            step(r, false, false, Math.log(1.3));
+        }
+        assertThat(r.calm()).isTrue();
+    }
+
+    @Test
+    void knownWorkSpeaksForNewWorkOnlyLately() {
+        RecentVerdicts r = new RecentVerdicts();
+        step(r, true, true, SLOW);
+        step(r, true, true, SLOW);
+        assertThat(r.slowInKnownWork()).isFalse();
+        step(r, true, true, SLOW);
+        assertThat(r.slowInKnownWork()).isTrue();
+        assertThat(r.healthyKnownWork()).isFalse();
+        for (int i = 0; i < RecentVerdicts.SLOW_KNOWN_WITHIN; i++) {
+            step(r, false, false, NEAR);
+        }
+        assertThat(r.slowInKnownWork()).isTrue();
+        step(r, false, false, NEAR);
+        assertThat(r.slowInKnownWork()).isFalse();
+        // a healthy known step clears the run, and says the device is healthy
+        step(r, true, false, NEAR);
+        assertThat(r.slowInKnownWork()).isFalse();
+        assertThat(r.healthyKnownWork()).isTrue();
+    }
+
+    @Test
+    void aRestoredCopyReadsAsTheOriginal() {
+        RecentVerdicts r = new RecentVerdicts();
+        for (int i = 0; i < 40; i++) {
+            step(r, i % 3 != 0, i % 5 < 3, i % 5 < 3 ? SLOW : NEAR);
+        }
+        for (int i = 0; i < 3; i++) {
+            step(r, false, true, SLOW);
+        }
+        assertThat(r.holdBeyondTraining()).isTrue();
+        RooflineStateHeader h = new RooflineStateHeader();
+        r.saveTo(h);
+        RecentVerdicts copy = new RecentVerdicts();
+        copy.restore(h);
+        RooflineStateHeader again = new RooflineStateHeader();
+        copy.saveTo(again);
+        assertThat(again.getElevatedShare()).isEqualTo(h.getElevatedShare());
+        assertThat(again.getRecentReports()).isEqualTo(h.getRecentReports());
+        assertThat(again.getBurstLog()).isEqualTo(h.getBurstLog());
+        assertThat(again.getBurstHeld()).isEqualTo(h.getBurstHeld()).isEqualTo(1);
+        assertThat(again.getStepsSinceKnown()).isEqualTo(h.getStepsSinceKnown());
+        assertThat(again.getKnownFlags()).isEqualTo(h.getKnownFlags());
+        assertThat(again.getLastKnownLog()).isEqualTo(h.getLastKnownLog());
+        assertThat(copy.inBurst()).isEqualTo(r.inBurst());
+        assertThat(copy.burstLog()).isEqualTo(r.burstLog());
+        assertThat(copy.slowInKnownWork()).isEqualTo(r.slowInKnownWork());
+    }
+}
