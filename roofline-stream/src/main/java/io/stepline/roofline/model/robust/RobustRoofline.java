@@ -141,13 +141,6 @@ public final class RobustRoofline implements LatencyDetector {
     /** {@link RecentVerdicts#SLOW_KNOWN_WITHIN}, for tests outside the package. */
     public static final int SLOW_KNOWN_WITHIN = RecentVerdicts.SLOW_KNOWN_WITHIN;
     /**
-     * Steps after a reported sustained regression during which a further alarm is the model still
-     * following it, re-anchored without a report: the level follows a regression that slows some steps
-     * more than others over a thousand steps or more, and rose a second time past its threshold 1,231
-     * steps after the first alarm on simulator seed 1 (two incidents for one kernel regression). The drift watch's own horizon: it reports a shift within 2,000 steps.
-     */
-    static final int FOLLOW_STEPS = 2_000;
-    /**
      * Steps between refits while the instance is young ({@link #YOUNG_STEPS}): a model fitted on a first window that
      * a fault ran through, or that covered little of the instance's work, holds it for a whole refit interval, and a
      * sampled producer (half its steps traced, a quarter judged) takes a thousand steps to reach the next refit. On a
@@ -253,9 +246,7 @@ public final class RobustRoofline implements LatencyDetector {
     private long skippedSteps;
     private int sinceRefit;
     private long extrapolated;
-    private long alarms;
-    /** {@link #steps} at the last reported sustained regression; -1: none. */
-    private long reportedAtStep = -1;
+    private final ShiftReports reports = new ShiftReports();
     private final RecentVerdicts recent = new RecentVerdicts();
     private long beyond;
     /** Producers without the KV context: which decode-heavy outliers are the unreported context's drift. */
@@ -500,7 +491,7 @@ public final class RobustRoofline implements LatencyDetector {
                 || asLargeAsAFault(alarm))) {
             return leaveStanding(alarm, drift.alarmOnset());
         }
-        drift.watchEnd(alarm.ratio(), FOLLOW_STEPS);
+        drift.watchEnd(alarm.ratio(), ShiftReports.FOLLOW_STEPS);
         // reported against the level's anchor: the level follows a regression that slows some steps more than
         // others within a few hundred steps, so its own alarm came late and short of the shift (simulator seed 4:
         // a 1.27x kernel regression reported as 1.12x since 470 steps after it began, the outlier runs in
@@ -508,18 +499,7 @@ public final class RobustRoofline implements LatencyDetector {
         DriftWatch.Onset onset = levelMoved ? drift.onset() : drift.alarmOnset();
         level.onAlarm(alarm, levelMoved);
         fitChanged = true;
-        if (followingReport()) {
-            return null;
-        }
-        reportedAtStep = steps;
-        return report(alarm, onset);
-    }
-
-    /** The alarm as reported: from its onset against the level's anchor where the window showed one. */
-    private Assessment.Drift report(DriftWatch.Alarm alarm, DriftWatch.Onset onset) {
-        alarms++;
-        return onset == null ? new Assessment.Drift(alarm.ratio(), alarm.sinceNs(), fit.referenceVersion())
-                : new Assessment.Drift(Math.exp(onset.shiftLog()), onset.sinceNs(), fit.referenceVersion());
+        return reports.report(steps, alarm, onset, fit.referenceVersion());
     }
 
     /** An alarm whose shift is left standing whatever the instance's spread and producer ({@link #STANDING_RATIO}). */
@@ -533,18 +513,8 @@ public final class RobustRoofline implements LatencyDetector {
      * raised it, whose alarm names its own start).
      */
     private Assessment.Drift leaveStanding(DriftWatch.Alarm alarm, DriftWatch.Onset onset) {
-        boolean standing = followingReport();
-        reportedAtStep = steps;
         fitChanged = true;
-        if (standing) {
-            return null;
-        }
-        return report(alarm, onset);
-    }
-
-    /** Within {@link #FOLLOW_STEPS} of the last reported sustained regression: a further alarm is not reported. */
-    private boolean followingReport() {
-        return reportedAtStep >= 0 && steps - reportedAtStep < FOLLOW_STEPS;
+        return reports.reportStanding(steps, alarm, onset, fit.referenceVersion());
     }
 
     /** The bound of a step in known work now: the instance's tail, within the settings' maximum. */
@@ -572,12 +542,8 @@ public final class RobustRoofline implements LatencyDetector {
         if (alarm.ratio() < 1) {
             return null;
         }
-        prefillShift.watchEnd(alarm.ratio(), FOLLOW_STEPS);
-        if (followingReport()) {
-            return null;
-        }
-        reportedAtStep = steps;
-        return report(alarm, null);
+        prefillShift.watchEnd(alarm.ratio(), ShiftReports.FOLLOW_STEPS);
+        return reports.report(steps, alarm, null, fit.referenceVersion());
     }
 
     /** Steps between refits now: {@link #YOUNG_REFIT_EVERY} while the instance is young, the settings' after. */
@@ -711,7 +677,7 @@ public final class RobustRoofline implements LatencyDetector {
     private RooflineStateFit fitState() {
         RooflineStateFit.Builder f = RooflineStateFit.newBuilder().setDriftBlockElevated(drift.blockElevated())
                 .setDriftBlockMedian(drift.blockMedian()).setDriftBlockStartNs(drift.blockStarts()).setDriftBlockLevelRise(drift.blockLevelRise())
-                .setDriftAlarms(alarms).setDriftReportedAtStep(reportedAtStep)
+                .setDriftAlarms(reports.reported()).setDriftReportedAtStep(reports.reportedAtStep())
                 .setDriftWatchBlocks(drift.watchBlocks()).setDriftWatchShiftLog(drift.watchShiftLog())
                 .setTail(tail.countsState());
         fit.saveTo(f);
@@ -747,8 +713,7 @@ public final class RobustRoofline implements LatencyDetector {
             RooflineStateFit saved = EventSerdes.ROOFLINE_STATE_FIT.decode(bytes(f));
             fit.restore(saved);
             level.restore(saved);
-            alarms = saved.getDriftAlarms();
-            reportedAtStep = saved.getDriftReportedAtStep();
+            reports.restore(saved.getDriftAlarms(), saved.getDriftReportedAtStep());
             tail.restore(saved.getTail());
             elevated = saved.getDriftBlockElevated();
             medians = saved.getDriftBlockMedian();

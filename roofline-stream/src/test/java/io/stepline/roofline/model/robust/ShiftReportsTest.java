@@ -1,0 +1,61 @@
+package io.stepline.roofline.model.robust;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import org.junit.jupiter.api.Test;
+
+import io.stepline.roofline.model.Assessment;
+
+class ShiftReportsTest {
+    private static final DriftWatch.Alarm ALARM = new DriftWatch.Alarm(1.3, 5_000L);
+
+    @Test
+    void aFurtherAlarmWhileTheModelFollowsAReportedShiftIsNotReported() {
+        ShiftReports r = new ShiftReports();
+        Assessment.Drift first = r.report(10_000, ALARM, null, 7);
+        assertThat(first).isNotNull();
+        assertThat(first.ratio()).isEqualTo(1.3);
+        assertThat(first.sinceNs()).isEqualTo(5_000L);
+        assertThat(first.referenceVersion()).isEqualTo(7);
+        assertThat(r.report(10_000 + ShiftReports.FOLLOW_STEPS - 1, ALARM, null, 7)).isNull();
+        // a followed alarm does not move the horizon: the next one past it is a shift of its own
+        assertThat(r.report(10_000 + ShiftReports.FOLLOW_STEPS, ALARM, null, 7)).isNotNull();
+        assertThat(r.reported()).isEqualTo(2);
+    }
+
+    @Test
+    void aShiftLeftStandingIsReportedOnceHoweverLongItsAlarmsGoOn() {
+        ShiftReports r = new ShiftReports();
+        assertThat(r.reportStanding(1_000, ALARM, null, 1)).isNotNull();
+        long step = 1_000;
+        for (int i = 0; i < 5; i++) {
+            step += ShiftReports.FOLLOW_STEPS - 1; // each alarm comes within the horizon the last one set
+            assertThat(r.reportStanding(step, ALARM, null, 1)).isNull();
+        }
+        assertThat(r.reported()).isEqualTo(1);
+        assertThat(r.reportedAtStep()).isEqualTo(step);
+        assertThat(r.following(step + ShiftReports.FOLLOW_STEPS - 1)).isTrue();
+        assertThat(r.following(step + ShiftReports.FOLLOW_STEPS)).isFalse();
+    }
+
+    @Test
+    void aReportNamesTheOnsetTheDriftWindowShowedWhereThereWasOne() {
+        ShiftReports r = new ShiftReports();
+        Assessment.Drift d = r.report(50, ALARM, new DriftWatch.Onset(3_000L, Math.log(1.25)), 2);
+        assertThat(d.ratio()).isCloseTo(1.25, within(1e-12));
+        assertThat(d.sinceNs()).isEqualTo(3_000L);
+    }
+
+    @Test
+    void aRestoredCopyFollowsTheSameReport() {
+        ShiftReports r = new ShiftReports();
+        assertThat(new ShiftReports().following(0)).isFalse();
+        r.report(400, ALARM, null, 1);
+        ShiftReports copy = new ShiftReports();
+        copy.restore(r.reported(), r.reportedAtStep());
+        assertThat(copy.reported()).isEqualTo(1);
+        assertThat(copy.report(401, ALARM, null, 1)).isNull();
+        assertThat(copy.report(400 + ShiftReports.FOLLOW_STEPS, ALARM, null, 1)).isNotNull();
+    }
+}
