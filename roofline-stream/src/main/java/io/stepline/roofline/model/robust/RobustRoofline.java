@@ -343,7 +343,9 @@ public final class RobustRoofline implements LatencyDetector {
             return notJudged(++sinceRefit >= refitEvery() && refit());
         }
         boolean known = CostFit.knows(cells, slot);
-        double expected = levelHere * base * Math.exp(known ? cells.offset(slot) : nearOffset(key));
+        // an iteration log's decode cells carry the batch level of the time they were learned: see DecodeBatchOrder
+        double offset = !known ? nearOffset(key) : level.byBatch() && p <= 0 ? DecodeBatchOrder.offset(cells, key, slot) : cells.offset(slot);
+        double expected = levelHere * base * Math.exp(offset);
         double bound = stepBound();
         if (!known) {
             bound = Math.min(s.maxExtrapolationBoundRatio(), bound * s.extrapolationFactor());

@@ -135,6 +135,14 @@ public final class WorkCells {
         return key >>> TOKENS_SHIFT;
     }
 
+    /**
+     * The slot of the cell one decode bucket smaller than {@code key}'s, of the same prompts, tokens and context buckets;
+     * -1 when there is none (or {@code key} is in the smallest decode bucket).
+     */
+    public int smallerBatchSlot(int key) {
+        return (key >>> DECODE_SHIFT & DECODE_MASK) == 0 ? -1 : slot(key - (1 << DECODE_SHIFT));
+    }
+
     /** The slot of a cell, or -1. */
     public int slot(int key) {
         Integer s = slotOfKey.get(key);
