@@ -24,7 +24,9 @@ final class DecodeBatchOrder {
     /**
      * How far (in log) a cell's offset may lie under that of the cell one decode bucket smaller: cells' medians of six
      * noisy points differ by a few percent, and the buckets follow CUDA-graph sizes, so the larger batch's padding costs
-     * more, not less. Measured at 0.05, 0.1 and 0.2 on 56 sets (docs/BENCHMARKS.md, stop 46).
+     * more, not less. Measured at 0, 0.05, 0.1 and 0.2 on 56 sets (docs/BENCHMARKS.md, stop 46): the tighter ones found
+     * more slowed steps overall but swung single sets both ways by hundreds of steps; 0 flagged more healthy steps than
+     * no floor at all.
      */
     static final double SMALLER_BATCH_SLACK = 0.1;
 
