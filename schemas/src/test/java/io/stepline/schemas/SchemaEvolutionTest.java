@@ -160,7 +160,7 @@ class SchemaEvolutionTest {
     @Test
     void rooflineHeaderWrittenBeforeTheBatchLevelIsReadWithAnEmptyOne() throws IOException {
         List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName());
-        assertThat(history).hasSize(11);
+        assertThat(history).hasSize(12);
         Schema v1 = history.get(0);
         assertThat(v1.getField("batch_level")).isNull();
         assertThat(history.get(1).getField("latch_closed")).isNotNull();
@@ -320,6 +320,21 @@ class SchemaEvolutionTest {
         // no run counted yet: a jump ends the wait for the surge's end only after a run the restored latch has seen whole
         assertThat(header.getLatchLastNearRun()).isZero();
         assertThat(header.getLatchSinceNear()).isZero();
+    }
+
+    @Test
+    void rooflineHeaderWrittenBeforeTheLatchReadItsSlowdownFromPrefillHeavyStepsReadsAsTheOnsetsMeasure() throws IOException {
+        Schema header12 = olderVersion(io.stepline.events.RooflineStateHeader.getClassSchema(), 11, "latch_since_near", "latch_by_prefill");
+        GenericRecord old = olderHeader(header12, 15_000L, 0.3);
+        old.put("latch_closed", true);
+        old.put("latch_onset_log", 0.25);
+        old.put("latch_prefill_steps", 20);
+        io.stepline.events.RooflineStateHeader header = EventSerdes.ROOFLINE_STATE_HEADER.decode(written(header12, old));
+        assertThat(header.getLatchClosed()).isTrue();
+        assertThat(header.getLatchOnsetLog()).isEqualTo(0.25);
+        assertThat(header.getLatchPrefillSteps()).isEqualTo(20);
+        // the slowdown the episode was being learned net of when it was written: the onset's
+        assertThat(header.getLatchByPrefill()).isFalse();
     }
 
     @Test

@@ -135,6 +135,58 @@ class EpisodeLatchTest {
         assertThat(l.slowdownLog()).isCloseTo(Math.log(1.6), org.assertj.core.api.Assertions.within(1e-9));
     }
 
+    /**
+     * A 1.5x slowdown whose onset happened to land three of its eight steps near the model (a noisy producer): the onset
+     * measures ~1.3x. Its prefill-heavy steps, whose cost the reported prompt tokens set, rose the whole 1.5x: once
+     * PREFILL_WINDOW of them were seen, that is the slowdown the model learns net of, and it follows them down when the
+     * slowdown ends before the latch opens.
+     */
+    @Test
+    void anOnsetThatUnderMeasuresTheSlowdownIsCorrectedByThePrefillHeavyStepsRise() {
+        EpisodeLatch l = new EpisodeLatch();
+        calmWithPrefills(l, 400, 1.0);
+        burst(l, 1.5);
+        double[] onset = {1.02, 1.5, 1.05, 1.5, 1.04, 1.5};
+        for (double r : onset) {
+            assertThat(l.observe(r > 1.2, Math.log(r), NEAR, 0.1)).isTrue();
+        }
+        assertThat(l.measured()).isTrue();
+        double onsetLog = (3 * Math.log(1.5) + Math.log(1.02) + Math.log(1.05) + Math.log(1.04) + 2 * Math.log(1.5)) / 8;
+        assertThat(l.slowdownLog()).as("measured at the onset alone").isCloseTo(onsetLog, within(1e-9));
+        for (int i = 0; i < EpisodeLatch.PREFILL_WINDOW; i++) {
+            assertThat(l.slowdownLog()).as("%d prefill-heavy steps", i).isCloseTo(onsetLog, within(1e-9));
+            l.observe(true, Math.log(1.5), NEAR, 0.1);
+            assertThat(l.observe(true, Math.log(1.5), NEAR, 0.7)).isTrue();
+        }
+        assertThat(l.surge()).isFalse();
+        assertThat(Math.exp(l.slowdownLog())).as("the prefill-heavy steps' rise").isCloseTo(1.5, within(0.01));
+        assertThat(Math.exp(throughHeader(l).slowdownLog())).as("restored").isCloseTo(1.5, within(0.01));
+        // the prefill-heavy steps come back while the decode-heavy ones still run slow: the measure falls with them,
+        // under the onset's, not back to it
+        for (int i = 0; i < 8; i++) {
+            l.observe(true, Math.log(1.5), NEAR, 0.1);
+            assertThat(l.observe(false, 0, NEAR, 0.7)).isTrue();
+        }
+        assertThat(l.surge()).isFalse();
+        assertThat(l.slowdownLog()).isCloseTo(l.prefillRiseLog(), within(1e-9)).isLessThan(onsetLog).isPositive();
+    }
+
+    @Test
+    void prefillHeavyStepsThatRoseLessThanTheOnsetLeaveItsMeasure() {
+        EpisodeLatch l = new EpisodeLatch();
+        calmWithPrefills(l, 400, 1.0);
+        burst(l, 1.8);
+        for (int i = 0; i < 10; i++) {
+            l.observe(true, Math.log(1.8), NEAR, 0.1);
+        }
+        for (int i = 0; i < 2 * EpisodeLatch.PREFILL_WINDOW; i++) {
+            // 1.5x: more than half the onset's 1.8x in log, so no surge; less than it, so not the measure
+            assertThat(l.observe(true, Math.log(1.5), NEAR, 0.7)).isTrue();
+        }
+        assertThat(l.surge()).isFalse();
+        assertThat(Math.exp(l.slowdownLog())).isCloseTo(1.8, within(1e-9));
+    }
+
     @Test
     void anOnsetNoSlowerThanTheModelMeasuresNoSlowdown() {
         EpisodeLatch l = new EpisodeLatch();
