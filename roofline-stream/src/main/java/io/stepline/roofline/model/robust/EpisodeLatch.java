@@ -144,7 +144,7 @@ final class EpisodeLatch {
                 prefillSteps++;
                 prefillLog += (clamped - prefillLog) / Math.min(prefillSteps, PREFILL_WINDOW);
             }
-            byPrefill |= prefillSteps >= PREFILL_WINDOW && prefillLog - calmPrefillLog > onsetSlowdownLog();
+            byPrefill |= prefillSteps >= PREFILL_WINDOW && prefillRise() > onsetSlowdownLog();
             shortLog += SHORT_ALPHA * (clamped - shortLog);
             boolean below = shortLog < episodeLog - DROP_LOG;
             dropSteps = below ? dropSteps + 1 : 0;
@@ -153,7 +153,7 @@ final class EpisodeLatch {
                 episodeLog += EPISODE_ALPHA * (clamped - episodeLog);
             }
             // against the onset's measure: by the prefill-heavy steps' own, a surge would never be one
-            surge = measured() && prefillSteps >= PREFILL_EVIDENCE && prefillLog - calmPrefillLog < SURGE_SHARE * onsetSlowdownLog();
+            surge = measured() && prefillSteps >= PREFILL_EVIDENCE && prefillRise() < SURGE_SHARE * onsetSlowdownLog();
             if (nearRun >= EXIT_RUN || dropped || steps > MAX_STEPS || surge) {
                 closed = false;
                 nearRun = 0;
@@ -269,7 +269,7 @@ final class EpisodeLatch {
      * noisy, and with it one validation set flagged 60 clean steps of a context surge read as a slowdown.
      */
     double slowdownLog() {
-        return closed && byPrefill ? Math.max(0, prefillLog - calmPrefillLog) : onsetSlowdownLog();
+        return closed && byPrefill ? Math.max(0, prefillRise()) : onsetSlowdownLog();
     }
 
     /** The log of the episode's slowdown as measured at its onset (0 when its onset was no slower than the model). */
@@ -277,12 +277,17 @@ final class EpisodeLatch {
         return Math.max(0, onsetLog);
     }
 
+    /** How far (log) the episode's prefill-heavy steps ran over where they ran before it, whatever their count. */
+    private double prefillRise() {
+        return prefillLog - calmPrefillLog;
+    }
+
     /**
      * How far the episode's prefill-heavy steps rose over where they ran before it (log), once {@link #PREFILL_EVIDENCE}
      * of them were seen; NaN before. They show a slowdown whole, with no unreported context in their cost.
      */
     double prefillRiseLog() {
-        return closed && prefillSteps >= PREFILL_EVIDENCE ? prefillLog - calmPrefillLog : Double.NaN;
+        return closed && prefillSteps >= PREFILL_EVIDENCE ? prefillRise() : Double.NaN;
     }
 
     boolean closed() {
