@@ -890,6 +890,52 @@ class ModelsTest {
     }
 
     @Test
+    void aThrottleJustOverTheLineWhoseAlarmReadsAQuantumUnderItIsLeftStanding() {
+        // a 1.51x throttle longer than the drift window: on seed 3 of these eight its alarm reads e^0.40 = 1.4918x (the
+        // drift watch's residuals are quantised to hundredths of a log); re-anchored on at a line of exactly 1.5x, none of
+        // that seed's last 400 throttled steps was flagged
+        for (long seed = 1; seed <= 8; seed++) {
+            SplittableRandom rng = new SplittableRandom(seed);
+            RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+            int reports = 0;
+            int endFlagged = 0;
+            int healthyAfterFlagged = 0;
+            for (int i = 0; i < 5_000; i++) {
+                boolean slow = i >= 2_000 && i < 4_400;
+                double noise = Math.exp(0.05 * Steps.gaussian(rng));
+                Assessment a = m.assess(Steps.decodeStep(rng, "i", i, i * STEP_NS, 96 + rng.nextInt(65), (slow ? 1.51 : 1) * noise));
+                reports += a.drift() != null ? 1 : 0;
+                boolean flagged = a.verdict() == Verdict.OUTLIER;
+                endFlagged += i >= 4_000 && slow && flagged ? 1 : 0;
+                healthyAfterFlagged += i >= 4_400 && flagged ? 1 : 0;
+            }
+            assertThat(reports).as("seed %d: reported once", seed).isEqualTo(1);
+            assertThat(endFlagged).as("seed %d: the throttle's last 400 steps", seed).isGreaterThanOrEqualTo(300);
+            assertThat(healthyAfterFlagged).as("seed %d: the 600 healthy steps after it", seed).isLessThanOrEqualTo(3);
+        }
+    }
+
+    @Test
+    void aRegressionUnderTheLineIsReAnchoredOnWhateverItsAlarmReads() {
+        // a 1.45x regression to the end (the validation generator's largest) alarms at 1.43-1.46x here: re-anchored on,
+        // its steps are healthy again for the model, not flagged for as long as it lasts
+        for (long seed = 1; seed <= 12; seed++) {
+            SplittableRandom rng = new SplittableRandom(seed);
+            RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+            int reports = 0;
+            int lateFlagged = 0;
+            for (int i = 0; i < 5_000; i++) {
+                double noise = Math.exp(0.05 * Steps.gaussian(rng));
+                Assessment a = m.assess(Steps.decodeStep(rng, "i", i, i * STEP_NS, 96 + rng.nextInt(65), (i >= 2_000 ? 1.45 : 1) * noise));
+                reports += a.drift() != null ? 1 : 0;
+                lateFlagged += i >= 4_400 && a.verdict() == Verdict.OUTLIER ? 1 : 0;
+            }
+            assertThat(reports).as("seed %d: reported", seed).isEqualTo(1);
+            assertThat(lateFlagged).as("seed %d: its last 600 steps", seed).isLessThanOrEqualTo(6);
+        }
+    }
+
+    @Test
     void aShiftOverTheBoundThatGoesOnStandingIsReportedOnceAndStaysFlagged() {
         SplittableRandom rng = new SplittableRandom(11);
         List<StepRecord> steps = new ArrayList<>();
