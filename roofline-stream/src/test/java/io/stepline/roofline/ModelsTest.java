@@ -865,28 +865,37 @@ class ModelsTest {
         assertThat(m.driftRatio()).as("the model's level where it was").isBetween(0.95, 1.05);
     }
 
+    /** What a decode instance with lognormal noise reported and flagged, slowed from step 2,000 until {@code slowUntil} of 5,000. */
+    private record NoisyDecodeRun(int reports, int slowFlaggedFrom4000, int flaggedFrom4400) {
+    }
+
+    private static NoisyDecodeRun noisyDecodeRun(long seed, double noiseSigma, double slowdown, int slowUntil) {
+        SplittableRandom rng = new SplittableRandom(seed);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        int reports = 0;
+        int slowFlagged = 0;
+        int lateFlagged = 0;
+        for (int i = 0; i < 5_000; i++) {
+            boolean slow = i >= 2_000 && i < slowUntil;
+            double noise = Math.exp(noiseSigma * Steps.gaussian(rng));
+            Assessment a = m.assess(Steps.decodeStep(rng, "i", i, i * STEP_NS, 96 + rng.nextInt(65), (slow ? slowdown : 1) * noise));
+            reports += a.drift() != null ? 1 : 0;
+            boolean flagged = a.verdict() == Verdict.OUTLIER;
+            slowFlagged += i >= 4_000 && slow && flagged ? 1 : 0;
+            lateFlagged += i >= 4_400 && flagged ? 1 : 0;
+        }
+        return new NoisyDecodeRun(reports, slowFlagged, lateFlagged);
+    }
+
     @Test
     void aFaultSizedShiftOnANoisyInstanceIsLeftStandingThoughTheBoundMissesSomeOfItsSteps() {
         // as on validation-style faults2-962: decode steps with 8.5% noise, a 1.55x throttle longer than the drift window; the
         // bound flags ~85% of its steps, too few for the sigma rule, and re-anchored on, the throttle's end went unflagged
         // (none of these 400 steps)
-        SplittableRandom rng = new SplittableRandom(962);
-        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
-        int reports = 0;
-        int endFlagged = 0;
-        int healthyAfterFlagged = 0;
-        for (int i = 0; i < 5_000; i++) {
-            boolean slow = i >= 2_000 && i < 4_400;
-            double noise = Math.exp(0.085 * Steps.gaussian(rng));
-            Assessment a = m.assess(Steps.decodeStep(rng, "i", i, i * STEP_NS, 96 + rng.nextInt(65), (slow ? 1.55 : 1) * noise));
-            reports += a.drift() != null ? 1 : 0;
-            boolean flagged = a.verdict() == Verdict.OUTLIER;
-            endFlagged += i >= 4_000 && slow && flagged ? 1 : 0;
-            healthyAfterFlagged += i >= 4_400 && flagged ? 1 : 0;
-        }
-        assertThat(reports).as("the throttle fills the drift window: reported once").isEqualTo(1);
-        assertThat(endFlagged).as("the throttle's last 400 steps, long after the report").isGreaterThanOrEqualTo(300);
-        assertThat(healthyAfterFlagged).as("the 600 healthy steps after it").isLessThanOrEqualTo(3);
+        NoisyDecodeRun run = noisyDecodeRun(962, 0.085, 1.55, 4_400);
+        assertThat(run.reports()).as("the throttle fills the drift window: reported once").isEqualTo(1);
+        assertThat(run.slowFlaggedFrom4000()).as("the throttle's last 400 steps, long after the report").isGreaterThanOrEqualTo(300);
+        assertThat(run.flaggedFrom4400()).as("the 600 healthy steps after it").isLessThanOrEqualTo(3);
     }
 
     @Test
@@ -895,23 +904,10 @@ class ModelsTest {
         // drift watch's residuals are quantised to hundredths of a log); re-anchored on at a line of exactly 1.5x, none of
         // that seed's last 400 throttled steps was flagged
         for (long seed = 1; seed <= 8; seed++) {
-            SplittableRandom rng = new SplittableRandom(seed);
-            RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
-            int reports = 0;
-            int endFlagged = 0;
-            int healthyAfterFlagged = 0;
-            for (int i = 0; i < 5_000; i++) {
-                boolean slow = i >= 2_000 && i < 4_400;
-                double noise = Math.exp(0.05 * Steps.gaussian(rng));
-                Assessment a = m.assess(Steps.decodeStep(rng, "i", i, i * STEP_NS, 96 + rng.nextInt(65), (slow ? 1.51 : 1) * noise));
-                reports += a.drift() != null ? 1 : 0;
-                boolean flagged = a.verdict() == Verdict.OUTLIER;
-                endFlagged += i >= 4_000 && slow && flagged ? 1 : 0;
-                healthyAfterFlagged += i >= 4_400 && flagged ? 1 : 0;
-            }
-            assertThat(reports).as("seed %d: reported once", seed).isEqualTo(1);
-            assertThat(endFlagged).as("seed %d: the throttle's last 400 steps", seed).isGreaterThanOrEqualTo(300);
-            assertThat(healthyAfterFlagged).as("seed %d: the 600 healthy steps after it", seed).isLessThanOrEqualTo(3);
+            NoisyDecodeRun run = noisyDecodeRun(seed, 0.05, 1.51, 4_400);
+            assertThat(run.reports()).as("seed %d: reported once", seed).isEqualTo(1);
+            assertThat(run.slowFlaggedFrom4000()).as("seed %d: the throttle's last 400 steps", seed).isGreaterThanOrEqualTo(300);
+            assertThat(run.flaggedFrom4400()).as("seed %d: the 600 healthy steps after it", seed).isLessThanOrEqualTo(3);
         }
     }
 
@@ -920,18 +916,9 @@ class ModelsTest {
         // a 1.45x regression to the end (the validation generator's largest) alarms at 1.43-1.46x here: re-anchored on,
         // its steps are healthy again for the model, not flagged for as long as it lasts
         for (long seed = 1; seed <= 12; seed++) {
-            SplittableRandom rng = new SplittableRandom(seed);
-            RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
-            int reports = 0;
-            int lateFlagged = 0;
-            for (int i = 0; i < 5_000; i++) {
-                double noise = Math.exp(0.05 * Steps.gaussian(rng));
-                Assessment a = m.assess(Steps.decodeStep(rng, "i", i, i * STEP_NS, 96 + rng.nextInt(65), (i >= 2_000 ? 1.45 : 1) * noise));
-                reports += a.drift() != null ? 1 : 0;
-                lateFlagged += i >= 4_400 && a.verdict() == Verdict.OUTLIER ? 1 : 0;
-            }
-            assertThat(reports).as("seed %d: reported", seed).isEqualTo(1);
-            assertThat(lateFlagged).as("seed %d: its last 600 steps", seed).isLessThanOrEqualTo(6);
+            NoisyDecodeRun run = noisyDecodeRun(seed, 0.05, 1.45, 5_000);
+            assertThat(run.reports()).as("seed %d: reported", seed).isEqualTo(1);
+            assertThat(run.flaggedFrom4400()).as("seed %d: its last 600 steps", seed).isLessThanOrEqualTo(6);
         }
     }
 
