@@ -160,7 +160,7 @@ class SchemaEvolutionTest {
     @Test
     void rooflineHeaderWrittenBeforeTheBatchLevelIsReadWithAnEmptyOne() throws IOException {
         List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName());
-        assertThat(history).hasSize(12);
+        assertThat(history).hasSize(13);
         Schema v1 = history.get(0);
         assertThat(v1.getField("batch_level")).isNull();
         assertThat(history.get(1).getField("latch_closed")).isNotNull();
@@ -335,6 +335,18 @@ class SchemaEvolutionTest {
         assertThat(header.getLatchPrefillSteps()).isEqualTo(20);
         // the slowdown the episode was being learned net of when it was written: the onset's
         assertThat(header.getLatchByPrefill()).isFalse();
+    }
+
+    @Test
+    void rooflineHeaderWrittenBeforeARunOfHealthyKnownStepsEndedAnEpisodeReadsAsNoRunYet() throws IOException {
+        Schema header13 = olderVersion(io.stepline.events.RooflineStateHeader.getClassSchema(), 12, "latch_by_prefill", "healthy_known_run");
+        GenericRecord old = olderHeader(header13, 16_000L, 0.6);
+        old.put("known_flags", 1);
+        io.stepline.events.RooflineStateHeader header = EventSerdes.ROOFLINE_STATE_HEADER.decode(written(header13, old));
+        assertThat(header.getElevatedShare()).isEqualTo(0.6);
+        assertThat(header.getKnownFlags()).isEqualTo(1);
+        // the episode ends as it would have: by the share, or by a run counted from the restore on
+        assertThat(header.getHealthyKnownRun()).isZero();
     }
 
     @Test

@@ -110,6 +110,32 @@ class RecentVerdictsTest {
     }
 
     @Test
+    void eightKnownStepsInARowNearTheModelEndAnEpisodeTheShareStillCounts() {
+        RecentVerdicts r = new RecentVerdicts();
+        for (int i = 0; i < 200; i++) {
+            step(r, true, true, SLOW);
+        }
+        assertThat(r.calm()).isFalse();
+        // seven known steps near the model, then one above it: the share alone still says an episode is under way
+        for (int i = 0; i < RecentVerdicts.EPISODE_OVER_RUN - 1; i++) {
+            step(r, true, false, NEAR);
+        }
+        step(r, true, false, Math.log(1.15));
+        assertThat(r.calm()).isFalse();
+        // new work between known steps does not break a run, and does not count in it
+        for (int i = 0; i < RecentVerdicts.EPISODE_OVER_RUN - 1; i++) {
+            step(r, true, false, NEAR);
+            step(r, false, true, SLOW);
+        }
+        assertThat(r.calm()).isFalse();
+        step(r, true, false, NEAR);
+        assertThat(r.calm()).isTrue();
+        // just under the line: one elevated known step brings the episode back
+        step(r, true, true, SLOW);
+        assertThat(r.calm()).isFalse();
+    }
+
+    @Test
     void aRestoredCopyReadsAsTheOriginal() {
         RecentVerdicts r = new RecentVerdicts();
         for (int i = 0; i < 40; i++) {
@@ -132,6 +158,7 @@ class RecentVerdictsTest {
         assertThat(again.getStepsSinceKnown()).isEqualTo(h.getStepsSinceKnown());
         assertThat(again.getKnownFlags()).isEqualTo(h.getKnownFlags());
         assertThat(again.getLastKnownLog()).isEqualTo(h.getLastKnownLog());
+        assertThat(again.getHealthyKnownRun()).isEqualTo(h.getHealthyKnownRun()).isEqualTo(1);
         assertThat(copy.inBurst()).isEqualTo(r.inBurst());
         assertThat(copy.burstLog()).isEqualTo(r.burstLog());
         assertThat(copy.slowInKnownWork()).isEqualTo(r.slowInKnownWork());
