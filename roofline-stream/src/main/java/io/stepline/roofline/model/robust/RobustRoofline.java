@@ -380,7 +380,7 @@ public final class RobustRoofline implements LatencyDetector {
         boolean latched = level.latch(outlier, logRatio, learnLog, share);
         // Amid reports the context level follows only steps within the learning ratio, not within the margin a noisy
         // instance's spread widens it to: at 2.5 sigma of 10% it followed a 1.55x throttle's fastest steps, and the
-        // throttle read healthy within a few hundred steps (validation-style noisy-5710, v-dec-7b-b: 396 of 614 slowed
+        // throttle read healthy within a few hundred steps (validation-style noisy-5710, v-dec-7b-b: 390 of 614 slowed
         // steps missed). Amid reports, not while an episode is under way: a regression's steps are mostly under the
         // bound, and the level, following it slowly all through, raised its own alarm 2,047 steps in (ModelsTest). Not
         // the batch level of a producer without the KV context, which must follow every step (ModelLevel.learn).
