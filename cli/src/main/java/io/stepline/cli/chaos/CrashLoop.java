@@ -130,6 +130,13 @@ public final class CrashLoop {
 
     /** When, after a kill, the output is marked: see {@link FirstOutputWatch}. */
     static final long MARK_AFTER_KILL_MS = 500;
+    /**
+     * How long a stage restarted after the input was all fed is waited for: it may have nothing left to write, so not
+     * the recovery timeout, but long enough for a JVM to start and rejoin on a slow machine. At 10 s a report stage
+     * killed at 112.8 s on a machine where each stage's first output after a kill came 15-31 s later was reported as
+     * having none (docs/BENCHMARKS.md, stop 48); on 2026-11-29 they came 8.5-13.8 s after their kills.
+     */
+    static final Duration FED_RECOVERY_WAIT = Duration.ofSeconds(45);
 
     private final Settings s;
     private final Consumer<String> progress;
@@ -269,8 +276,8 @@ public final class CrashLoop {
                     // marked half a second after the kill: long enough for a commit the dead process had sent to complete,
                     // far shorter than a JVM takes to start and rejoin
                     Thread.sleep(MARK_AFTER_KILL_MS);
-                    // with the input fed, a stage may have nothing left to write: do not wait long for output that cannot come
-                    Duration wait = inputFlowing ? s.recoveryTimeout : Duration.ofSeconds(10);
+                    // with the input fed, a stage may have nothing left to write: do not wait the recovery timeout for it
+                    Duration wait = inputFlowing ? s.recoveryTimeout : FED_RECOVERY_WAIT;
                     if (st.output == null) {
                         first = awaitGroupProgress(admin, st, killedAt, wait);
                     } else {
@@ -488,7 +495,7 @@ public final class CrashLoop {
         broker.start();
         awaitBrokerReady(broker, bs);
         Duration back = Duration.ofNanos(System.nanoTime() - killedAt);
-        Duration wait = inputFlowing ? s.recoveryTimeout : Duration.ofSeconds(10);
+        Duration wait = inputFlowing ? s.recoveryTimeout : FED_RECOVERY_WAIT;
         try (FirstOutputWatch steps = new FirstOutputWatch(bs, Topics.STEPS.topicName(), null, killedAt);
              FirstOutputWatch verdicts = new FirstOutputWatch(bs, Topics.VERDICTS.topicName(), null, killedAt)) {
             Duration[] first = FirstOutputWatch.awaitAll(List.of(steps, verdicts), wait);
