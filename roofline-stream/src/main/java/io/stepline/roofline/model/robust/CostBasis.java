@@ -55,6 +55,18 @@ public final class CostBasis {
     }
 
     /** Whether basis feature {@code j} is a hinge: the tokens' excess over a knot ({@code tokens_k_over_*}). */
+    /**
+     * Whether feature {@code j}'s coefficient is a cost, never negative (every feature but the hinges, which bend the
+     * line in tokens either way). A step's cost is a fixed part and parts per token, per request, per prompt and per
+     * context token; none can be negative, yet over a young instance's narrow range of work, where the intercept, the
+     * requests and the context move together, least squares trades them off freely: validation-style faults2-5808's
+     * v-dec-7b-b fitted a negative intercept and requests cost and a context cost 1.5x too steep from its first 18
+     * points, put work lighter than them 1.2-1.5x low, and flagged 187 healthy steps (docs/BENCHMARKS.md, stop 51).
+     */
+    static boolean isCost(int j) {
+        return !isHinge(j);
+    }
+
     static boolean isHinge(int j) {
         return j >= 3 && j <= 5;
     }

@@ -98,9 +98,104 @@ public final class TrimmedLeastSquares {
         for (int p = 0; p < k; p++) {
             a[p][p] += RIDGE * trace / k + 1e-12;
         }
+        return nonNegative(a, b);
+    }
+
+    /**
+     * The normal equations {@code a c = b} solved with every coefficient {@link CostBasis#isCost} kept at or above 0:
+     * Lawson and Hanson's active set, the hinges always free. Where the unconstrained solution has no negative cost, it
+     * is that solution.
+     */
+    private static double[] nonNegative(double[][] a, double[] b) {
+        int k = b.length;
+        boolean[] passive = new boolean[k];
+        for (int j = 0; j < k; j++) {
+            passive[j] = !CostBasis.isCost(j);
+        }
+        double[] c = solveOn(a, b, passive);
+        if (c == null) {
+            return null;
+        }
+        // each pass frees one cost, or ends: at most as many passes as features, twice over for the costs fixed again
+        for (int pass = 0; pass < 3 * k; pass++) {
+            int enter = -1;
+            double steepest = 0;
+            for (int j = 0; j < k; j++) {
+                if (passive[j]) {
+                    continue;
+                }
+                double gradient = b[j];
+                for (int q = 0; q < k; q++) {
+                    gradient -= a[j][q] * c[q];
+                }
+                // per unit of the feature's own scale, so that a feature in large units does not always enter first
+                double scaled = gradient / Math.sqrt(a[j][j]);
+                if (scaled > steepest + 1e-12 * Math.sqrt(Math.abs(b[j]) + 1)) {
+                    steepest = scaled;
+                    enter = j;
+                }
+            }
+            if (enter < 0) {
+                return c;
+            }
+            passive[enter] = true;
+            for (int inner = 0; inner < 3 * k; inner++) {
+                double[] z = solveOn(a, b, passive);
+                if (z == null) {
+                    return c;
+                }
+                double step = 1;
+                for (int j = 0; j < k; j++) {
+                    if (passive[j] && CostBasis.isCost(j) && z[j] <= 0) {
+                        step = Math.min(step, c[j] / (c[j] - z[j]));
+                    }
+                }
+                if (step >= 1) {
+                    c = z;
+                    break;
+                }
+                // move towards z as far as the costs stay non-negative; those that reach 0 (to rounding) are fixed there again
+                for (int j = 0; j < k; j++) {
+                    c[j] += step * (z[j] - c[j]);
+                    if (passive[j] && CostBasis.isCost(j) && c[j] <= 1e-12 * Math.abs(z[j] - c[j])) {
+                        passive[j] = false;
+                        c[j] = 0;
+                    }
+                }
+            }
+        }
+        return c;
+    }
+
+    /** Solves {@code a c = b} over the features marked free, the others held at 0; null when that system is singular. */
+    private static double[] solveOn(double[][] a, double[] b, boolean[] free) {
+        int k = b.length;
+        int[] idx = new int[k];
+        int m = 0;
+        for (int j = 0; j < k; j++) {
+            if (free[j]) {
+                idx[m++] = j;
+            }
+        }
+        double[] c = new double[k];
+        if (m == 0) {
+            return c;
+        }
+        double[][] sub = new double[m][m];
+        double[] rhs = new double[m];
+        for (int r = 0; r < m; r++) {
+            rhs[r] = b[idx[r]];
+            for (int q = 0; q < m; q++) {
+                sub[r][q] = a[idx[r]][idx[q]];
+            }
+        }
         try {
-            RealMatrix m = new Array2DRowRealMatrix(a, false);
-            return new CholeskyDecomposition(m, 1e-12, 1e-14).getSolver().solve(new ArrayRealVector(b, false)).toArray();
+            RealMatrix mat = new Array2DRowRealMatrix(sub, false);
+            double[] s = new CholeskyDecomposition(mat, 1e-12, 1e-14).getSolver().solve(new ArrayRealVector(rhs, false)).toArray();
+            for (int r = 0; r < m; r++) {
+                c[idx[r]] = s[r];
+            }
+            return c;
         } catch (NonPositiveDefiniteMatrixException | org.apache.commons.math3.linear.SingularMatrixException
                  | org.apache.commons.math3.linear.NonSymmetricMatrixException e) {
             return null;

@@ -144,7 +144,9 @@ class CostFitTest {
     @Test
     void aDecodeBatchLighterThanAnyTrainedCostsNoLessThanTheLightestScaledDownInProportion() {
         // batches of 80-100 requests whose cost rises steeply with the batch (-2 ms + 100 us per request: the
-        // points a batch level had kept too low at the light end): the line reaches 4.2 ms at 62 requests
+        // points a batch level had kept too low at the light end): that line reaches 4.2 ms at 62 requests. The fit
+        // has no negative cost (TrimmedLeastSquares), so it bends away from such a line inside the training (up to 5%)
+        // and, fixed part and cost per request both non-negative, never puts lighter work under the proportion
         WorkCells cells = new WorkCells(WorkCells.DEFAULT_POINTS_PER_CELL, WorkCells.DEFAULT_MAX_CELLS);
         SplittableRandom rng = new SplittableRandom(6);
         for (int i = 0; i < 2_000; i++) {
@@ -156,15 +158,15 @@ class CostFitTest {
         double[] x = new double[CostBasis.SIZE];
         CostBasis.of(0, 0, 80, 80, 0, x);
         double lightest = fit.base(x);
-        assertThat(lightest / 6e6).isCloseTo(1.0, within(0.02));
+        assertThat(lightest / 6e6).isCloseTo(1.0, within(0.06));
         CostBasis.of(0, 0, 90, 90, 0, x);
-        assertThat(fit.base(x) / 7e6).as("inside the training, the fit as it is").isCloseTo(1.0, within(0.02));
+        assertThat(fit.base(x) / 7e6).as("inside the training").isCloseTo(1.0, within(0.06));
         CostBasis.of(0, 0, 62, 62, 0, x);
-        assertThat(fit.base(x) / (lightest * 62 / 80)).as("62 requests: the 80-request batch's cost x 62/80, not the line's 4.2 ms")
-                .isCloseTo(1.0, within(1e-9));
+        assertThat(fit.base(x)).as("62 requests: at least the 80-request batch's cost x 62/80, not the line's 4.2 ms")
+                .isGreaterThanOrEqualTo(lightest * 62 / 80 * (1 - 1e-9));
         CostBasis.of(2_048, 1, 62, 62, 0, x);
         assertThat(fit.prefillShare(fit.base(x), 62, 62, 0)).as("the decode part beside a prompt is bounded too")
-                .isCloseTo(1 - lightest * 62 / 80 / fit.base(x), within(1e-9));
+                .isLessThanOrEqualTo(1 - lightest * 62 / 80 / fit.base(x) + 1e-9);
 
         CostFit back = restored(fit);
         CostBasis.of(0, 0, 62, 62, 0, x);
