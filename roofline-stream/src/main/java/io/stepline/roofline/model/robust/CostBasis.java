@@ -54,7 +54,6 @@ public final class CostBasis {
         of(0, 0, basis[8] * 100 * factor, basis[2] * 1000 * factor, basis[7] * 1000 * factor, out);
     }
 
-    /** Whether basis feature {@code j} is a hinge: the tokens' excess over a knot ({@code tokens_k_over_*}). */
     /**
      * Whether feature {@code j}'s coefficient is a cost, never negative (every feature but the hinges, which bend the
      * line in tokens either way). A step's cost is a fixed part and parts per token, per request, per prompt and per
@@ -67,6 +66,7 @@ public final class CostBasis {
         return !isHinge(j);
     }
 
+    /** Whether basis feature {@code j} is a hinge: the tokens' excess over a knot ({@code tokens_k_over_*}). */
     static boolean isHinge(int j) {
         return j >= 3 && j <= 5;
     }

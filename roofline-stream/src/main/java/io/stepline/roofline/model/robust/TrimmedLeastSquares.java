@@ -9,8 +9,9 @@ import org.apache.commons.math3.linear.RealMatrix;
 /**
  * Least squares on relative error (each point weighted by 1 / latency squared, so a 5 ms step
  * counts as much as a 500 ms one), with a small ridge penalty (features that do not vary, or vary
- * together, get a defined fit), refitted without the points it explains worst: a fault inside
- * the training data pulls the first fit, the trimmed refit no longer sees it.
+ * together, get a defined fit) and no negative cost ({@link CostBasis#isCost}), refitted without the
+ * points it explains worst: a fault inside the training data pulls the first fit, the trimmed refit
+ * no longer sees it.
  */
 public final class TrimmedLeastSquares {
     /** Share of the points dropped before the refit. */
@@ -128,7 +129,8 @@ public final class TrimmedLeastSquares {
                 for (int q = 0; q < k; q++) {
                     gradient -= a[j][q] * c[q];
                 }
-                // per unit of the feature's own scale, so that a feature in large units does not always enter first
+                // per unit of the feature's own scale, so that a feature in large units does not always enter first; a
+                // gradient within rounding of 0 frees nothing
                 double scaled = gradient / Math.sqrt(a[j][j]);
                 if (scaled > steepest + 1e-12 * Math.sqrt(Math.abs(b[j]) + 1)) {
                     steepest = scaled;

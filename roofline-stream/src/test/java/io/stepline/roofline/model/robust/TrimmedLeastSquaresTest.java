@@ -93,7 +93,7 @@ class TrimmedLeastSquaresTest {
         double[] probe = new double[CostBasis.SIZE];
         CostBasis.of(0, 0, 1500, 1500, 0, probe);
         // the hinges past 512 tokens had no point: free, held at 0 by the ridge, the line through the tokens seen goes on
-        // (bound like a cost, or bending the line flat past the knot, they would put 1,500 tokens at 28.6 ms)
+        // (a slope of 0 past the knot, what a segment of its own no point reached would get, puts 1,500 tokens at 28.6 ms)
         assertThat(CostBasis.dot(fit, probe)).isCloseTo(78e6, within(78e6 * 0.03));
     }
 }
