@@ -39,6 +39,43 @@ class RecentVerdictsTest {
     }
 
     @Test
+    void newWorkAtHalfTheBurstsSlowdownKeepsTheBurstGoingAndHealthyNewWorkEndsIt() {
+        RecentVerdicts r = new RecentVerdicts();
+        for (int i = 0; i < 40; i++) {
+            step(r, true, true, SLOW);
+        }
+        assertThat(r.burstLog()).isCloseTo(SLOW, within(0.01));
+        // new work under the ratio a burst flags there, but over half the burst's log slowdown: the slowdown goes on
+        for (int i = 0; i < 10; i++) {
+            step(r, false, false, 0.55 * SLOW);
+            assertThat(r.inBurst()).isTrue();
+        }
+        // new work under half of it: the first leaves three of the last four, the second ends the burst
+        step(r, false, false, 0.45 * SLOW);
+        assertThat(r.inBurst()).isTrue();
+        step(r, false, false, 0.45 * SLOW);
+        assertThat(r.inBurst()).isFalse();
+        // outside a burst the same steps start none
+        for (int i = 0; i < 4; i++) {
+            step(r, false, false, 0.55 * SLOW);
+        }
+        assertThat(r.inBurst()).isFalse();
+        assertThat(r.amidReports()).isFalse();
+    }
+
+    @Test
+    void knownWorkUnderTheBoundEndsABurstHoweverElevated() {
+        RecentVerdicts r = new RecentVerdicts();
+        for (int i = 0; i < 4; i++) {
+            step(r, true, true, SLOW);
+        }
+        // the bound in known work is the model's own: a known step it did not report speaks for itself
+        step(r, true, false, 0.9 * SLOW);
+        step(r, true, false, 0.9 * SLOW);
+        assertThat(r.inBurst()).isFalse();
+    }
+
+    @Test
     void aBurstHoldsWorkBeyondTheTrainingForItsFirstStepsOnly() {
         RecentVerdicts r = new RecentVerdicts();
         assertThat(r.holdBeyondTraining()).isFalse();
