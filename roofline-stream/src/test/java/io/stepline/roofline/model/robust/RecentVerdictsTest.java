@@ -17,6 +17,15 @@ class RecentVerdictsTest {
         r.verdict(known, reported, logRatio);
     }
 
+    /** A fresh instance's verdicts after {@code n} known steps, each reported at {@link #SLOW}. */
+    private static RecentVerdicts afterSlowKnownSteps(int n) {
+        RecentVerdicts r = new RecentVerdicts();
+        for (int i = 0; i < n; i++) {
+            step(r, true, true, SLOW);
+        }
+        return r;
+    }
+
     @Test
     void threeReportsAmongTheLastFourStepsAreABurstThatOneQuietStepDoesNotEnd() {
         RecentVerdicts r = new RecentVerdicts();
@@ -40,10 +49,7 @@ class RecentVerdictsTest {
 
     @Test
     void newWorkAtHalfTheBurstsSlowdownKeepsTheBurstGoingAndHealthyNewWorkEndsIt() {
-        RecentVerdicts r = new RecentVerdicts();
-        for (int i = 0; i < 40; i++) {
-            step(r, true, true, SLOW);
-        }
+        RecentVerdicts r = afterSlowKnownSteps(40);
         assertThat(r.burstLog()).isCloseTo(SLOW, within(0.01));
         // new work under the ratio a burst flags there, but over half the burst's log slowdown: the slowdown goes on
         for (int i = 0; i < 10; i++) {
@@ -65,10 +71,7 @@ class RecentVerdictsTest {
 
     @Test
     void knownWorkUnderTheBoundEndsABurstHoweverElevated() {
-        RecentVerdicts r = new RecentVerdicts();
-        for (int i = 0; i < 4; i++) {
-            step(r, true, true, SLOW);
-        }
+        RecentVerdicts r = afterSlowKnownSteps(4);
         // the bound in known work is the model's own: a known step it did not report speaks for itself
         step(r, true, false, 0.9 * SLOW);
         step(r, true, false, 0.9 * SLOW);
@@ -148,10 +151,7 @@ class RecentVerdictsTest {
 
     @Test
     void eightKnownStepsInARowNearTheModelEndAnEpisodeTheShareStillCounts() {
-        RecentVerdicts r = new RecentVerdicts();
-        for (int i = 0; i < 200; i++) {
-            step(r, true, true, SLOW);
-        }
+        RecentVerdicts r = afterSlowKnownSteps(200);
         assertThat(r.calm()).isFalse();
         // seven known steps near the model, then one above it: the share alone still says an episode is under way
         for (int i = 0; i < RecentVerdicts.EPISODE_OVER_RUN - 1; i++) {
