@@ -188,7 +188,7 @@ final class RecentVerdicts {
         // throttle that carried the load into lighter batches than any trained, where the fit erred 1.3x high, read
         // 1.1-1.35x, its steps under 1.2x ended the burst two at a time, and the rest went unflagged (validation gen.py
         // 6202, v-dec-70b-a: 229 of 1,032 slowed steps missed, 83 so). A step of new work still at least half the
-        // burst's slowdown (in logs: where the burst's end would put it is the other half) keeps the burst going; a
+        // burst's slowdown in log terms (nearer the burst than healthy work) keeps the burst going; a
         // healthy one there, or a known step under the bound, ends it as before. Not every step of new work over 1.1x:
         // after a 1.9x contention healthy new work read 1.15-1.3x against a fit that erred low there, and kept the burst
         // going through 19 false positives (validation gen.py 5303, docs/BENCHMARKS.md, stop 52).

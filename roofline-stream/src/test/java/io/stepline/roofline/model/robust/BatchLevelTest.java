@@ -44,6 +44,18 @@ class BatchLevelTest {
     }
 
     @Test
+    void followsAContextMixManyTimesLongerThanTheFittedOne() {
+        // long contexts make the attention read, which small batches are mostly, the larger share: 6x at 20 requests
+        BatchLevel l = new BatchLevel();
+        for (int i = 0; i < 2_000; i++) {
+            double d = 20 + (i * 37) % 80;
+            l.learn(BatchLevel.x(d), 6.5 - 0.02 * d, 1.0 / 16);
+        }
+        assertThat(l.at(BatchLevel.x(25))).isCloseTo(6.0, within(0.3));
+        assertThat(l.at(BatchLevel.x(95))).isCloseTo(4.6, within(0.3));
+    }
+
+    @Test
     void withoutSpreadInTheBatchTheLevelIsFlat() {
         BatchLevel l = new BatchLevel();
         for (int i = 0; i < 500; i++) {
