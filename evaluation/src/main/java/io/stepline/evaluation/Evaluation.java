@@ -17,12 +17,16 @@ import java.util.List;
  * @param detectableFound    those of the detectable ones with at least one flagged scored step
  * @param incidents    incidents read, or null when no incidents file was given
  * @param sustained    each sustained regression and whether it was reported on its instance
+ * @param sustainedReports        flagged-step lines reporting a sustained regression (not a score.py figure)
+ * @param sustainedReportsOutside those of them on an instance whose truth has no sustained regression, or at a
+ *                                step before it began: a regression reported where there is none
  * @param perType      step recall per fault type, in the order the types first occur in the truth
  * @param perInstance  per instance, in the order they first occur in the truth
  */
 public record Evaluation(double minSlowdown, StepTally steps, long flaggedSteps, int episodes, int episodesFound,
                          int detectableEpisodes, int detectableFound, Long incidents,
-                         List<SustainedFinding> sustained, List<TypeFigures> perType, List<InstanceFigures> perInstance) {
+                         List<SustainedFinding> sustained, int sustainedReports, int sustainedReportsOutside,
+                         List<TypeFigures> perType, List<InstanceFigures> perInstance) {
 
     /** A sustained regression of the truth and whether the detector reported one on its instance. */
     public record SustainedFinding(String faultId, String instance, boolean reported) {}
@@ -39,9 +43,9 @@ public record Evaluation(double minSlowdown, StepTally steps, long flaggedSteps,
         }
     }
 
-    /** One instance's counts and episodes. */
+    /** One instance's counts and episodes; {@code sustainedReportsOutside} as the evaluation's, on this instance. */
     public record InstanceFigures(String instance, StepTally steps, int episodes, int episodesFound, int sustained,
-                                  int sustainedReported) {}
+                                  int sustainedReported, int sustainedReportsOutside) {}
 
     /** Flagged share of the episodes (sustained regressions apart); null when there are none. */
     public Double episodeRecall() {

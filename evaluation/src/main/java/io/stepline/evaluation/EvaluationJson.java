@@ -49,6 +49,8 @@ public final class EvaluationJson {
         o.put("detectable_episode_recall", e.detectableEpisodeRecall());
         o.put("sustained_episodes", e.sustained().size());
         o.put("sustained_reported", e.sustainedReported());
+        o.put("sustained_reports", e.sustainedReports());
+        o.put("sustained_reports_outside", e.sustainedReportsOutside());
         o.put("incidents", e.incidents());
         ObjectNode perType = o.putObject("per_type");
         e.perType().forEach(t -> perType.putObject(t.type()).put("steps", t.steps()).put("flagged", t.flagged())
@@ -61,7 +63,8 @@ public final class EvaluationJson {
                     .put("clean_steps", t.clean()).put("clean_flagged", t.cleanFlagged()).put("fp_rate_clean", t.fpRateClean())
                     .put("fault_steps_big", t.slowed()).put("fault_steps_big_flagged", t.slowedFlagged()).put("step_recall", t.stepRecall())
                     .put("episodes", i.episodes()).put("episodes_found", i.episodesFound())
-                    .put("sustained_episodes", i.sustained()).put("sustained_reported", i.sustainedReported());
+                    .put("sustained_episodes", i.sustained()).put("sustained_reported", i.sustainedReported())
+                    .put("sustained_reports_outside", i.sustainedReportsOutside());
         }
         return o;
     }

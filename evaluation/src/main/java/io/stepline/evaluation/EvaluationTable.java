@@ -28,6 +28,9 @@ public final class EvaluationTable {
         List<String> sustained = new ArrayList<>();
         e.sustained().forEach(x -> sustained.add(x.faultId() + (x.reported() ? " reported" : " missed")));
         head.row("sustained regressions found", e.sustainedReported() + " of " + e.sustained().size(), String.join(", ", sustained));
+        head.row("  reports outside one", count(e.sustainedReportsOutside()), String.format(Locale.ROOT,
+                "of %,d flagged-step lines reporting a sustained regression: on an instance without one, or before it began",
+                e.sustainedReports()));
         head.row("flagged steps", count(e.flaggedSteps()), String.format(Locale.ROOT, "%,d of them scored", s.scoredFlagged()));
         head.row("steps not scored", count(s.unscorable() + s.inSustained()), String.format(Locale.ROOT,
                 "%,d unscorable (latency unknowable from the traces), %,d inside sustained regressions", s.unscorable(), s.inSustained()));
@@ -42,13 +45,13 @@ public final class EvaluationTable {
         out.println();
         Table inst = new Table(true);
         inst.row("instance", "scored", "unscorable", "in sustained", "clean", "clean FP", "FP rate", "faulted " + slow, "flagged",
-                "recall", "episodes found", "sustained found");
+                "recall", "episodes found", "sustained found", "sustained outside");
         for (Evaluation.InstanceFigures i : e.perInstance()) {
             StepTally t = i.steps();
             inst.row(i.instance(), count(t.scored()), count(t.unscorable()), count(t.inSustained()), count(t.clean()),
                     count(t.cleanFlagged()), percent(t.fpRateClean()), count(t.slowed()), count(t.slowedFlagged()),
                     ratio(t.stepRecall()), i.episodesFound() + " of " + i.episodes(),
-                    i.sustained() == 0 ? "-" : i.sustainedReported() + " of " + i.sustained());
+                    i.sustained() == 0 ? "-" : i.sustainedReported() + " of " + i.sustained(), count(i.sustainedReportsOutside()));
         }
         inst.print(out);
         out.flush();

@@ -30,7 +30,11 @@ import io.stepline.evaluation.truth.TruthStep;
  * <li>(not in score.py) the same over the episodes that have a scorable step slowed at least the
  *     minimum slowdown: an episode whose steps are all unscorable, or all slowed by a few percent,
  *     can be found by no detector that is not flagging clean steps too;</li>
- * <li>incidents per episode: incidents over all episodes, sustained ones included.</li>
+ * <li>incidents per episode: incidents over all episodes, sustained ones included;</li>
+ * <li>(not in score.py) sustained-regression reports outside a regression: flagged-step lines reporting one on
+ *     an instance whose truth has none, or at a step before it began. score.py counts a regression found when
+ *     any line of its instance reports one, so a detector that reports regressions everywhere finds them all;
+ *     this is what it costs the people it alerts.</li>
  * </ul>
  */
 public final class Evaluator {
@@ -139,6 +143,16 @@ public final class Evaluator {
             c[2]++;
             c[3] += reported ? 1 : 0;
         }
+        Map<String, Integer> outsideByInstance = new HashMap<>();
+        List<Detections.SustainedReport> reports = detections.sustainedReports();
+        for (Detections.SustainedReport r : reports) {
+            boolean inside = sustained.values().stream().anyMatch(e -> e.instance().equals(r.instance())
+                    && (e.firstStep() == null || r.stepId() >= e.firstStep()));
+            if (!inside) {
+                outsideByInstance.merge(r.instance(), 1, Integer::sum);
+            }
+        }
+        int outside = outsideByInstance.values().stream().mapToInt(Integer::intValue).sum();
         List<Evaluation.TypeFigures> perType = new ArrayList<>();
         byType.forEach((type, c) -> perType.add(new Evaluation.TypeFigures(type, c[0], c[1])));
         for (String instance : episodesByInstance.keySet()) {
@@ -147,11 +161,11 @@ public final class Evaluator {
         List<Evaluation.InstanceFigures> perInstance = new ArrayList<>();
         byInstance.forEach((instance, tally) -> {
             int[] c = episodesByInstance.getOrDefault(instance, new int[4]);
-            perInstance.add(new Evaluation.InstanceFigures(instance, tally, c[0], c[1], c[2], c[3]));
+            perInstance.add(new Evaluation.InstanceFigures(instance, tally, c[0], c[1], c[2], c[3], outsideByInstance.getOrDefault(instance, 0)));
         });
         Long incidents = detections.incidents().isPresent() ? detections.incidents().getAsLong() : null;
         int detectableEpisodes = (int) episodes.stream().filter(e -> !sustained.containsKey(e.faultId()) && detectable.contains(e.faultId())).count();
         return new Evaluation(minSlowdown, total, detections.flaggedSteps(), transients, found, detectableEpisodes, detectableFound, incidents,
-                findings, perType, perInstance);
+                findings, reports.size(), outside, perType, perInstance);
     }
 }

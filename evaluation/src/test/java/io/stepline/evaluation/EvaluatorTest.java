@@ -114,6 +114,21 @@ class EvaluatorTest {
     }
 
     @Test
+    void aSustainedRegressionReportedWhereTheTruthHasNoneIsCountedOutside() throws Exception {
+        Path anomalies = tmp.resolve("a.jsonl");
+        // b's regression began at step 6: a report at 7 is it, one at 4 came before it; a has none
+        Files.writeString(anomalies, String.join("\n",
+                "{\"instance\": \"b\", \"step_id\": 7, \"verdict\": \"SUSTAINED_REGRESSION\"}",
+                "{\"instance\": \"b\", \"step_id\": 4, \"verdict\": \"SUSTAINED_REGRESSION\"}",
+                "{\"instance\": \"a\", \"step_id\": 3, \"verdict\": \"SUSTAINED_REGRESSION\"}",
+                "{\"instance\": \"a\", \"step_id\": 4, \"verdict\": \"OUTLIER\"}", ""));
+        Evaluation e = evaluate(SmallSet.dir(), anomalies, null);
+        assertThat(e.sustained()).containsExactly(new Evaluation.SustainedFinding("b-s", "b", true));
+        assertThat(List.of(e.sustainedReports(), e.sustainedReportsOutside())).containsExactly(3, 2);
+        assertThat(e.perInstance()).extracting(Evaluation.InstanceFigures::sustainedReportsOutside).containsExactly(1, 1);
+    }
+
+    @Test
     void aHigherMinimumSlowdownShrinksRecallsPopulation() throws Exception {
         Path dir = SmallSet.dir();
         Evaluation e = new Evaluator(1.65).evaluate(TruthDirectory.open(dir), Detections.read(dir.resolve("anomalies.jsonl"), null));

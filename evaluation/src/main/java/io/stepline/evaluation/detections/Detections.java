@@ -3,6 +3,7 @@ package io.stepline.evaluation.detections;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -31,6 +32,8 @@ import io.stepline.evaluation.json.PyJson;
  *     of that instance mentions SUSTAIN, DRIFT or REGRESSION anywhere in its JSON (keys included,
  *     any case).</li>
  * </ul>
+ * Beyond score.py, each flagged-step line that reports a sustained regression is kept with its step, so that
+ * reports raised where the truth has no regression can be counted ({@link #sustainedReports()}).
  */
 public final class Detections {
     /** Verdicts or kinds containing one of these are not flags. */
@@ -43,10 +46,14 @@ public final class Detections {
 
     private final Map<String, Set<Long>> flaggedByInstance = new HashMap<>();
     private final Set<String> sustainedReportedOn = new HashSet<>();
+    private final List<SustainedReport> sustainedReports = new ArrayList<>();
     private long flaggedSteps;
     private Long incidents;
 
     private Detections() {}
+
+    /** A flagged-step line that reports a sustained regression: on which instance, at which step. */
+    public record SustainedReport(String instance, long stepId) {}
 
     /**
      * Reads the anomalies and, when {@code incidents} is not null, the incidents.
@@ -93,6 +100,7 @@ public final class Detections {
         }
         if (mentionsSustained(o)) {
             sustainedReportedOn.add(inst);
+            sustainedReports.add(new SustainedReport(inst, stepId));
         }
     }
 
@@ -115,6 +123,11 @@ public final class Detections {
     /** Whether a flagged-step line or an incident of this instance reports a sustained regression. */
     public boolean reportsSustained(String instance) {
         return sustainedReportedOn.contains(instance);
+    }
+
+    /** The flagged-step lines that report a sustained regression, in the order read (incidents are not steps: not in it). */
+    public List<SustainedReport> sustainedReports() {
+        return List.copyOf(sustainedReports);
     }
 
     /** The number of incidents, when an incidents file was read. */

@@ -6,6 +6,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -51,6 +52,8 @@ class EvaluateCommandTest {
         assertThat(b.get("clean_flagged").asLong()).isEqualTo(2);
         assertThat(b.get("step_recall").asDouble()).isZero();
         assertThat(b.get("sustained_reported").asInt()).isEqualTo(1);
+        assertThat(List.of(j.get("sustained_reports").asInt(), j.get("sustained_reports_outside").asInt(),
+                b.get("sustained_reports_outside").asInt())).containsExactly(0, 0, 0);
     }
 
     @Test
@@ -65,9 +68,11 @@ class EvaluateCommandTest {
                 .containsPattern("incidents per episode\\s+-\\s+no incidents file given")
                 .containsPattern("sustained regressions found\\s+0 of 1\\s+b-s missed")
                 .containsPattern("clock_throttle\\s+2\\s+1\\s+0.5000")
-                // instance, scored, unscorable, in sustained, clean, clean FP, FP rate, faulted, flagged, recall, episodes, sustained
-                .containsPattern("(?m)^a\\s+8\\s+2\\s+0\\s+3\\s+1\\s+33.333%\\s+3\\s+2\\s+0.6667\\s+2 of 2\\s+-$")
-                .containsPattern("(?m)^b\\s+6\\s+1\\s+3\\s+3\\s+2\\s+66.667%\\s+2\\s+0\\s+0.0000\\s+0 of 1\\s+0 of 1$");
+                .containsPattern("  reports outside one\\s+0\\s+of 0 flagged-step lines reporting a sustained regression")
+                // instance, scored, unscorable, in sustained, clean, clean FP, FP rate, faulted, flagged, recall, episodes, sustained,
+                // sustained reports outside one
+                .containsPattern("(?m)^a\\s+8\\s+2\\s+0\\s+3\\s+1\\s+33.333%\\s+3\\s+2\\s+0.6667\\s+2 of 2\\s+-\\s+0$")
+                .containsPattern("(?m)^b\\s+6\\s+1\\s+3\\s+3\\s+2\\s+66.667%\\s+2\\s+0\\s+0.0000\\s+0 of 1\\s+0 of 1\\s+0$");
     }
 
     @Test
