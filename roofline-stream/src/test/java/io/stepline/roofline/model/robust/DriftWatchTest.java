@@ -137,6 +137,32 @@ class DriftWatchTest {
     }
 
     @Test
+    void twoEpisodesWithAHealthyBlockBetweenThemAreNoSustainedShift() {
+        // validation gen.py 6204's v-mix-70b-b: a 1,120-step throttle, a healthy spell, a contention; 13 of 15 blocks elevated
+        DriftWatch w = new DriftWatch(DriftWatch.Settings.defaults());
+        int i = 0;
+        for (; i < 300; i++) {
+            assertThat(w.observe(0, i * STEP_NS, true, 0)).isNull();
+        }
+        for (; i < 1_400; i++) {
+            assertThat(w.observe(Math.log(1.7), i * STEP_NS, true, 0)).isNull();
+        }
+        for (; i < 1_500; i++) {
+            assertThat(w.observe(-0.02, i * STEP_NS, true, 0)).isNull();
+        }
+        for (; i < 1_700; i++) {
+            assertThat(w.observe(Math.log(1.8), i * STEP_NS, true, 0)).as("step %d", i).isNull();
+        }
+        // the same blocks without the healthy spell are one shift
+        DriftWatch unbroken = new DriftWatch(DriftWatch.Settings.defaults());
+        DriftWatch.Alarm alarm = null;
+        for (int j = 0; j < 1_700 && alarm == null; j++) {
+            alarm = unbroken.observe(j < 300 ? 0 : j < 1_500 ? Math.log(1.7) : Math.log(1.8), j * STEP_NS, true, 0);
+        }
+        assertThat(alarm).isNotNull();
+    }
+
+    @Test
     void aSlowdownOfTwelveHundredStepsIsNoSustainedShift() {
         DriftWatch w = new DriftWatch(DriftWatch.Settings.defaults());
         for (int i = 0; i < 10_000; i++) {
