@@ -140,18 +140,12 @@ class DriftWatchTest {
     void twoEpisodesWithAHealthyBlockBetweenThemAreNoSustainedShift() {
         // validation gen.py 6204's v-mix-70b-b: a 1,120-step throttle, a healthy spell, a contention; 13 of 15 blocks elevated
         DriftWatch w = new DriftWatch(DriftWatch.Settings.defaults());
+        double[][] phases = {{300, 0}, {1_400, Math.log(1.7)}, {1_500, -0.02}, {1_700, Math.log(1.8)}}; // {until step, log ratio}
         int i = 0;
-        for (; i < 300; i++) {
-            assertThat(w.observe(0, i * STEP_NS, true, 0)).isNull();
-        }
-        for (; i < 1_400; i++) {
-            assertThat(w.observe(Math.log(1.7), i * STEP_NS, true, 0)).isNull();
-        }
-        for (; i < 1_500; i++) {
-            assertThat(w.observe(-0.02, i * STEP_NS, true, 0)).isNull();
-        }
-        for (; i < 1_700; i++) {
-            assertThat(w.observe(Math.log(1.8), i * STEP_NS, true, 0)).as("step %d", i).isNull();
+        for (double[] phase : phases) {
+            for (; i < phase[0]; i++) {
+                assertThat(w.observe(phase[1], i * STEP_NS, true, 0)).as("step %d", i).isNull();
+            }
         }
         // the same blocks without the healthy spell are one shift
         DriftWatch unbroken = new DriftWatch(DriftWatch.Settings.defaults());
