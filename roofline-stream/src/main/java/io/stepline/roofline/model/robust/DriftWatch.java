@@ -16,8 +16,11 @@ import java.util.List;
  * sooner, after {@link #QUICK_BLOCKS} elevated blocks: the bound does not flag its steps, so no transient
  * slowdown the detector must keep flagging looks like it, and the watch is all that can find it.
  *
- * <p>What the alarm reports is measured against the level's anchor ({@link #onset}): the model's level
- * follows part of a regression within a few hundred steps, which the residuals alone no longer show.
+ * <p>Every block is read against the level's anchor: its median step plus the level's rise over the anchor
+ * when the block completed. The model's level follows part of a regression within a few hundred steps,
+ * which the residuals alone no longer show; read against the anchor, a regression's blocks stand above the
+ * model from the first to the last, the alarm's ratio is the whole shift ({@link ModelLevel#onAlarm} puts
+ * the level there), and {@link #onset} names where it began.
  *
  * <p>After an alarm the model is re-anchored on the shift; for {@link #watchEnd the next blocks} the
  * watch also looks for the shift to end: {@link #END_BLOCKS} blocks in a row whose median step runs
@@ -143,7 +146,8 @@ public final class DriftWatch {
      * Takes one judged step's log(latency / expected), and whether it counts for the tail; returns an
      * alarm when a sustained shift is found. {@code levelRiseLog}: log of the model level over its anchor
      * now, which a completed block keeps so that its residuals can be read against the anchor.
-     * {@code quickBelowLog}: log of the step bound now; a shift under it is sustained after {@link #QUICK_BLOCKS}
+     * {@code quickBelowLog}: log of the step bound now, read against the anchor as the blocks are (the bound over the
+     * model plus the level's rise); a shift under it is sustained after {@link #QUICK_BLOCKS}
      * elevated blocks (NaN: never before the whole window).
      */
     public Alarm observe(double logResidual, long startNs, boolean forTail, double levelRiseLog, double quickBelowLog) {
@@ -204,15 +208,15 @@ public final class DriftWatch {
      */
     private Alarm shiftEnded() {
         if (!full.isEmpty() && END_BLOCK_SHARE * watchShiftLog * QUANTUM >= medianElevatedQ
-                && full.get(full.size() - 1)[1] <= -END_BLOCK_SHARE * watchShiftLog * QUANTUM) {
-            return ended(full.get(full.size() - 1)[1], 1);
+                && anchored(full.size() - 1) <= -END_BLOCK_SHARE * watchShiftLog * QUANTUM) {
+            return ended(anchored(full.size() - 1), 1);
         }
         if (full.size() < END_BLOCKS) {
             return null;
         }
         int[] medians = new int[END_BLOCKS];
         for (int i = 0; i < END_BLOCKS; i++) {
-            medians[i] = full.get(full.size() - 1 - i)[1];
+            medians[i] = anchored(full.size() - 1 - i);
             if (medians[i] > -medianElevatedQ) {
                 return null;
             }
@@ -240,7 +244,7 @@ public final class DriftWatch {
         for (int i = 0; i < full.size(); i++) {
             elevated += full.get(i)[0];
             elevatedBlocks += blockElevated(full.get(i)) ? 1 : 0;
-            medians[i] = full.get(i)[1];
+            medians[i] = anchored(i);
         }
         Arrays.sort(medians);
         double shift = medians[medians.length / 2] / QUANTUM;
@@ -271,7 +275,7 @@ public final class DriftWatch {
             first++;
         }
         for (int i = first + 1; i < full.size(); i++) {
-            if (full.get(i)[1] + full.get(i)[2] <= 0) {
+            if (anchored(i) <= 0) {
                 return true;
             }
         }
@@ -289,7 +293,7 @@ public final class DriftWatch {
             if (!blockElevated(block)) {
                 return null;
             }
-            medians[i] = block[1];
+            medians[i] = anchored(block);
         }
         Arrays.sort(medians);
         double shift = medians[QUICK_BLOCKS / 2] / QUANTUM;
@@ -298,7 +302,7 @@ public final class DriftWatch {
 
     /** The alarm of a sustained shift by {@code exp(shift)}, unless the newest block stands apart from it; forgets the window. */
     private Alarm alarm(double shift) {
-        if (Math.abs(full.get(full.size() - 1)[1] / QUANTUM - shift) > NEWEST_BLOCK_AGREEMENT) {
+        if (Math.abs(anchored(full.size() - 1) / QUANTUM - shift) > NEWEST_BLOCK_AGREEMENT) {
             return null; // the newest block stands apart: an episode begun on top of the window's (or ended), not the shift now
         }
         int first = full.size() - 1;
@@ -340,12 +344,17 @@ public final class DriftWatch {
         return alarmOnset;
     }
 
+    /** The median step of the window's {@code block}th block, read against the level's anchor. */
     private int anchored(int block) {
-        return full.get(block)[1] + full.get(block)[2];
+        return anchored(full.get(block));
+    }
+
+    private static int anchored(int[] block) {
+        return block[1] + block[2];
     }
 
     private boolean blockElevated(int[] block) {
-        return block[0] >= s.minElevatedShare() * s.blockSteps() || block[1] >= medianElevatedQ;
+        return block[0] >= s.minElevatedShare() * s.blockSteps() || anchored(block) >= medianElevatedQ;
     }
 
     /** Forgets the window: after a re-anchoring, a new shift must fill it again. */

@@ -485,8 +485,10 @@ public final class RobustRoofline implements LatencyDetector {
      */
     private Assessment.Drift watchDrift(double logRatio, long startNs, boolean forTail, double prefillLog) {
         // a shift under the bound of a step in known work is found sooner (DriftWatch.QUICK_BLOCKS); not for producers
-        // without the KV context, whose batch level follows the context's drift and what lies under the bound with it
-        double quickBelowLog = level.byBatch() ? Double.NaN : Math.log(stepBound());
+        // without the KV context, whose batch level follows the context's drift and what lies under the bound with it. The
+        // watch reads its blocks against the level's anchor, so the bound is read there too: the steps it flags run over
+        // the model as the level has it now
+        double quickBelowLog = level.byBatch() ? Double.NaN : Math.log(stepBound()) + level.riseLog();
         DriftWatch.Alarm alarm = drift.observe(logRatio, startNs, forTail, level.riseLog(), quickBelowLog);
         if (drift.completedBlock() || alarm != null) {
             // the tail learns a block at a time, from the drift block's quantised residuals: the per-step state stays small;
@@ -512,8 +514,11 @@ public final class RobustRoofline implements LatencyDetector {
             fitChanged = true;
             return null;
         }
-        if (!levelMoved && (!level.byBatch() && Math.log(alarm.ratio() / stepBound()) >= STANDING_SHIFT_SIGMAS * fit.sigma()
-                || asLargeAsAFault(alarm))) {
+        // whether the shift is left standing depends on how its steps read against the model now: the drift watch's
+        // ratio is against the level's anchor, and the level has followed part of it
+        DriftWatch.Alarm overModel = levelMoved ? alarm : new DriftWatch.Alarm(alarm.ratio() / Math.exp(level.riseLog()), alarm.sinceNs());
+        if (!levelMoved && (!level.byBatch() && Math.log(overModel.ratio() / stepBound()) >= STANDING_SHIFT_SIGMAS * fit.sigma()
+                || asLargeAsAFault(overModel))) {
             return leaveStanding(alarm, drift.alarmOnset());
         }
         drift.watchEnd(alarm.ratio(), ShiftReports.FOLLOW_STEPS);
