@@ -722,7 +722,7 @@ class ModelsTest {
             if (a.drift() != null) {
                 drifts.add(a.drift());
                 // under the bound, no step of it flagged: found after DriftWatch.QUICK_BLOCKS blocks, not the whole window
-                assertThat(i).as("reported within 1,000 steps").isBetween(8_000, 9_000);
+                assertThat(i).as("reported within 700 steps").isBetween(8_000, 8_700);
                 assertThat(a.drift().sinceNs()).as("names when it began").isBetween(7_800 * STEP_NS, 8_200 * STEP_NS);
             }
         }

@@ -100,9 +100,13 @@ public final class DriftWatch {
      * regressions of 64 validation-style sets), and five that began in the last third of 4,000-step traces were not
      * (docs/BENCHMARKS.md, 2026-11-27 evening); with 8 blocks four of them were, at a median delay of 790 steps, and
      * step recall and false positives moved on one of the 73 sets (a false alarm came sooner, and the false positives
-     * that had followed it went). 6 blocks raised two more false alarms; 10 gave the same alarms as 8, later.
+     * that had followed it went). 6 blocks raised two more false alarms; 10 gave the same alarms as 8, later. Once
+     * the blocks were read against the level's anchor (stop 55), over 180 validation-style sets: 8 blocks found 359 of
+     * 360 regressions, two more than 2,000 steps in (median delay 1,002 steps); 7 all 360, one past 2,000 (844); 6 all
+     * 360 within 2,000 (790), false regression reports 238 -> 240, slowed steps missed and clean steps flagged as with
+     * 8; 5 missed 537 more slowed steps (noisy instances' throttles re-anchored on) and raised 8 more false reports.
      */
-    static final int QUICK_BLOCKS = 8;
+    static final int QUICK_BLOCKS = 6;
 
     private final Settings s;
     private final int elevatedQ;
