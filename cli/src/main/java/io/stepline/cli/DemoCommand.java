@@ -106,6 +106,7 @@ public final class DemoCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
         Files.createDirectories(out);
+        RunCommand.clearPreviousRun(out, err);
         Path state = Files.createTempDirectory("stepline-demo-state");
         List<StepLabel> labels = new ArrayList<>();
         List<FaultEpisode> episodes = new ArrayList<>();

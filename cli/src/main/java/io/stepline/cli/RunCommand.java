@@ -1,5 +1,7 @@
 package io.stepline.cli;
 
+import java.io.IOException;
+import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -90,11 +92,7 @@ public final class RunCommand implements Callable<Integer> {
         Files.createDirectories(out);
         Path state = Files.createTempDirectory("stepline-run-state");
         var err = spec.commandLine().getErr();
-        int previous = clearPreviousRun(out);
-        if (previous > 0) {
-            // the reporter appends to incidents.jsonl: a second run into the same directory would repeat every incident
-            err.println("removed " + previous + " files of a previous run from " + out);
-        }
+        clearPreviousRun(out, err);
         try (KafkaTarget target = cluster.connect();
              Pipeline pipeline = new Pipeline(target, state, out, model, "-run-" + ProcessHandle.current().pid(), "", false).start(true)) {
             IngestAccounting accounting = IngestAccounting.mark(target.bootstrapServers());
@@ -132,6 +130,18 @@ public final class RunCommand implements Callable<Integer> {
             return strict && tooManyDead ? IngestSummary.EXIT_TOO_MANY_DEAD_LETTERS : 0;
         } finally {
             deleteQuietly(state);
+        }
+    }
+
+    /**
+     * Deletes a previous run's output from {@code out} and says so on {@code err}. The reporter takes back the incidents
+     * listed in incidents.jsonl (meant for a report stage restarted after a crash): a second run or demo into the same
+     * directory would otherwise list, count and score the first one's incidents as its own.
+     */
+    static void clearPreviousRun(Path out, PrintWriter err) throws IOException {
+        int previous = clearPreviousRun(out);
+        if (previous > 0) {
+            err.println("removed " + previous + " files of a previous run from " + out);
         }
     }
 

@@ -94,14 +94,34 @@ class EndToEndIT {
     }
 
     @Test
-    void demoInShortModePrintsASummaryThatMatchesTheTruth() {
+    void demoInShortModePrintsASummaryThatMatchesTheTruth() throws Exception {
         StringWriter out = new StringWriter();
-        assertThat(run(out, "demo", "--duration", "45", "--instances", "1", "--out", tmp.resolve("demo").toString(), "--metrics-port", "-1")).isZero();
+        Path dir = tmp.resolve("demo");
+        assertThat(run(out, "demo", "--duration", "45", "--instances", "1", "--out", dir.toString(), "--metrics-port", "-1")).isZero();
         String s = out.toString();
         assertThat(s).contains("injected faults found").contains("false positives (healthy)").contains("kernel retention");
         // the campaign injects 2 transient faults on each of 3 instances plus one sustained regression: 7 episodes
         assertThat(s).containsPattern("injected faults found\\s+\\d+ of 7");
         assertThat(s).containsPattern("step recall \\(>= 1.5x\\)\\s+(100\\.0|9\\d\\.\\d)%");
+        // a second demo into the same directory reports its own incidents, not the first one's as well (the reporter takes
+        // back the incidents listed there, as it must after a crash of the report stage)
+        // an incident of an earlier run that this one does not have: one of this run's under another id
+        List<String> lines = Files.readAllLines(dir.resolve("incidents.jsonl"));
+        assertThat(lines).isNotEmpty();
+        String id = new ObjectMapper().readTree(lines.get(0)).path("id").asText();
+        Files.writeString(dir.resolve("incidents.jsonl"), lines.get(0).replace(id, "sim-i00-earlier-run") + "\n", java.nio.file.StandardOpenOption.APPEND);
+        Files.writeString(dir.resolve("incident-sim-i00-earlier-run.json"),
+                Files.readString(dir.resolve("incident-" + id + ".json")).replace(id, "sim-i00-earlier-run"));
+        List<String> first = sortedLines(dir.resolve("incidents.jsonl"));
+        StringWriter again = new StringWriter();
+        assertThat(run(again, "demo", "--duration", "45", "--instances", "1", "--out", dir.toString(), "--metrics-port", "-1")).isZero();
+        assertThat(sortedLines(dir.resolve("incidents.jsonl"))).hasSize(first.size() - 1).noneMatch(l -> l.contains("earlier-run"));
+        assertThat(dir.resolve("incident-sim-i00-earlier-run.json")).doesNotExist();
+        assertThat(summaryLine(again.toString(), "incidents")).isEqualTo(summaryLine(s, "incidents"));
+    }
+
+    private static String summaryLine(String summary, String name) {
+        return summary.lines().filter(l -> l.startsWith(name + " ")).findFirst().orElseThrow();
     }
 
     @Test
