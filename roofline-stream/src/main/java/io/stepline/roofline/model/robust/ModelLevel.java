@@ -27,8 +27,8 @@ final class ModelLevel {
      * one at the margin's edge four times as hard as the fixed step: the slow steps inside the margin (a slowdown's
      * fastest, a noisy instance's tail) pulled it up more than the many just under the model pulled it down. Over 180
      * validation-style sets (docs/BENCHMARKS.md, stop 55), with the drift watch reading its
-     * blocks against the anchor: slowed steps missed 9,701 -> 8,307, clean steps flagged 2,040 -> 1,932, sets meeting
-     * both step targets 158 -> 163, false sustained-regression reports 253 -> 238, and the same within a few sets at
+     * blocks against the anchor: slowed steps missed 9,745 -> 8,307, clean steps flagged 2,040 -> 1,932, sets meeting
+     * both step targets 158 -> 163, false sustained-regression reports 258 -> 238, and the same within a few sets at
      * 0.2 and 0.3.
      */
     static final double LEVEL_STEP_SHARE = 0.25;
