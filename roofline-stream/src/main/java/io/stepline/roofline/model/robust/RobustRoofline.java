@@ -414,13 +414,17 @@ public final class RobustRoofline implements LatencyDetector {
         // while a re-anchoring may still be undone, the cells learn nothing it would leave wrong: no new cell, and
         // in a filled one only steps near the model (a false alarm's steps run far below it)
         boolean watching = drift.watchingEnd() || prefillShift.watchingEnd();
-        // nor does a new cell take a step over BURST_NEW_WORK_RATIO while half the last four judged steps were reported:
-        // a slowdown in new work that the burst does not judge (healthy known steps between) reads near the
-        // extrapolation's bound, some steps over it and some under; learned, those under it became their cells' offsets
-        // at a refit, and a contention right after the slowdown read ~1.3x there (validation gen.py 4105 at 4,000 steps,
-        // v-dec-7b-b: 65 of a 1.95x slowdown's 82 steps missed). Any report among the four cost false positives on five
-        // of 80 sets (new work beside isolated false flags learned later; docs/BENCHMARKS.md, stop 39).
-        boolean amidReports = recent.amidReports() && ratio > BURST_NEW_WORK_RATIO;
+        // nor does a new cell take a step running 10% over the model (RecentVerdicts.LOG_ELEVATED) while half the last four
+        // judged steps were reported: a slowdown in new work that the burst does not judge (healthy known steps between)
+        // reads near the extrapolation's bound, some steps over it and some under; learned, those under it became their
+        // cells' offsets at a refit, and a contention right after the slowdown read ~1.3x there (validation gen.py 4105 at
+        // 4,000 steps, v-dec-7b-b: 65 of a 1.95x slowdown's 82 steps missed). Any report among the four cost false
+        // positives on five of 80 sets (new work beside isolated false flags learned later; docs/BENCHMARKS.md, stop 39).
+        // Not only steps over the burst's ratio (1.2x) for new work: a throttle that carried the load into batches lighter
+        // than any trained, where the fit erred 1.17-1.32x high, read 1.13-1.18x there between flagged steps; learned, its
+        // cells took the throttled cost, and when the load came back there later in the throttle its steps read healthy
+        // (validation gen.py 6904, v-dec-70b-a: 151 of a 1.51x throttle's 682 steps missed, 38 so; docs/BENCHMARKS.md, stop 56)
+        boolean amidReports = recent.amidReports() && logRatio > RecentVerdicts.LOG_ELEVATED;
         // while an episode is under way (not calm), a filled cell learns only steps within the learning ratio, not within
         // the margin a noisy instance's spread widens it to: at 2.5 sigma of 8.5% a 1.57x throttle's fastest steps (under
         // 1.24x) were learned, each cell's median crept up with them, and the last third of a 1,089-step throttle read
