@@ -31,13 +31,16 @@ class DriftWatchTest {
     }
 
     @Test
-    void aShiftUnderTheStepBoundIsFoundAfterQuickBlocksOneAboveItAfterTheWholeWindow() {
+    void aShiftUnderTheStepBoundIsFoundAfterQuickBlocksOneAboveItAfterQuickOverBlocksAFaultSizedOneAfterTheWholeWindow() {
         double bound = Math.log(1.35);
+        int block = DriftWatch.Settings.DEFAULT_BLOCK_STEPS;
         // a 1.22x regression under a 1.35x bound: no step of it is flagged, the watch alone finds it
-        assertThat(stepsToAlarm(1.22, bound)).isEqualTo(DriftWatch.QUICK_BLOCKS * DriftWatch.Settings.DEFAULT_BLOCK_STEPS - 1);
-        assertThat(stepsToAlarm(1.22, Double.NaN)).as("no bound given: the whole window")
-                .isGreaterThanOrEqualTo(13 * DriftWatch.Settings.DEFAULT_BLOCK_STEPS - 1);
-        // a 1.6x slowdown over the bound is flagged step by step: a throttle of 1,200 steps raises no alarm
+        assertThat(stepsToAlarm(1.22, bound)).isEqualTo(DriftWatch.QUICK_BLOCKS * block - 1);
+        assertThat(stepsToAlarm(1.22, Double.NaN)).as("no bound given: the whole window").isGreaterThanOrEqualTo(13 * block - 1);
+        // a 1.45x regression over the bound: its steps are mostly flagged, its report comes after more blocks
+        assertThat(stepsToAlarm(1.45, bound)).isEqualTo(DriftWatch.QUICK_OVER_BLOCKS * block - 1);
+        assertThat(stepsToAlarm(1.45, Double.NaN)).as("no bound given: the whole window").isGreaterThanOrEqualTo(13 * block - 1);
+        // a 1.6x slowdown is as large as a fault: a throttle of 1,200 steps raises no alarm
         assertThat(stepsToAlarm(1.6, bound)).isGreaterThan(1_200);
     }
 
