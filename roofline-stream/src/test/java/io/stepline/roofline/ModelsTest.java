@@ -795,6 +795,36 @@ class ModelsTest {
     }
 
     @Test
+    void aRegressionSoonAfterAThrottleLeftStandingHasEndedIsReportedAsItsOwn() {
+        // a 1.6x throttle of 1,600 steps, reported and left standing; 500 healthy steps; then a 1.45x regression to the end,
+        // whose alarm comes within FOLLOW_STEPS of the throttle's: taken for the model still following the throttle, it was
+        // re-anchored on and never reported (validation-style faults2-7305, v-pre-70b-a; these six seeds alike)
+        for (long seed = 1; seed <= 6; seed++) {
+            SplittableRandom rng = new SplittableRandom(seed);
+            List<StepRecord> steps = new ArrayList<>();
+            for (int i = 0; i < 6_600; i++) {
+                double slow = i >= 2_000 && i < 3_600 ? 1.6 : i >= 4_100 ? 1.45 : 1.0;
+                steps.add(Steps.decodeStep(rng, "i", i, i * STEP_NS, 96 + rng.nextInt(65), slow));
+            }
+            List<Assessment> judged = assessAll(steps);
+            List<Integer> reportedAt = new ArrayList<>();
+            for (int i = 0; i < judged.size(); i++) {
+                if (judged.get(i).drift() != null) {
+                    reportedAt.add(i);
+                }
+            }
+            assertThat(reportedAt).as("seed %d: the throttle's report and the regression's", seed).hasSize(2);
+            assertThat(reportedAt.get(0)).as("seed %d: the throttle", seed).isBetween(2_000, 3_600);
+            assertThat(reportedAt.get(1)).as("seed %d: the regression, within 2,000 steps", seed).isBetween(4_100, 6_100);
+            assertThat(judged.get(reportedAt.get(1)).drift().ratio()).as("seed %d", seed).isBetween(1.4, 1.5);
+            if (seed == 1) {
+                assertThat(judgedRestoredEvery(steps, 97, new HashMap<>())).as("the standing mark is part of the stored model")
+                        .isEqualTo(judgedRestoredEvery(steps, Integer.MAX_VALUE, new HashMap<>()));
+            }
+        }
+    }
+
+    @Test
     void aRegressionThatGrowsSoonAfterItsReportIsReportedOnce() {
         // the model re-anchors on the second step of the regression without a second report within
         // FOLLOW_STEPS (simulator seed 1: two incidents 1,231 steps apart for one kernel regression)

@@ -230,6 +230,19 @@ class SchemaEvolutionTest {
     }
 
     @Test
+    void rooflineFitWrittenBeforeStandingReportsWereMarkedReadsAsAFollowedReport() throws IOException {
+        Schema fit5 = olderVersion(io.stepline.events.RooflineStateFit.getClassSchema(), 4, "decode_tokens_min", "drift_reported_standing");
+        GenericRecord old = olderFit(fit5, 52L);
+        old.put("drift_reported_at_step", 9_000L);
+        old.put("decode_tokens_min", 0.008);
+        io.stepline.events.RooflineStateFit fit = EventSerdes.ROOFLINE_STATE_FIT.decode(written(fit5, old));
+        assertThat(fit.getVersion()).isEqualTo(52L);
+        assertThat(fit.getDriftReportedAtStep()).isEqualTo(9_000L);
+        assertThat(fit.getDecodeTokensMin()).isEqualTo(0.008);
+        assertThat(fit.getDriftReportedStanding()).as("the report's horizon holds as it did when written").isFalse();
+    }
+
+    @Test
     void rooflineHeaderWrittenBeforeThePrefillWitnessReadsAsNoWitnessYet() throws IOException {
         Schema header5 = olderVersion(io.stepline.events.RooflineStateHeader.getClassSchema(), 4, "prefill_current", "witness_step");
         GenericRecord old = olderHeader(header5, 8_000L, 0.1);
@@ -367,7 +380,7 @@ class SchemaEvolutionTest {
     @Test
     void rooflineFitWrittenBeforeDriftBlocksKeptTheLevelsRiseReadsWithNone() throws IOException {
         List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateFit.getClassSchema().getFullName());
-        assertThat(history).hasSize(4);
+        assertThat(history).hasSize(5);
         Schema v1 = history.get(0);
         assertThat(v1.getField("drift_block_level_rise")).isNull();
         GenericRecord old = olderFit(v1, 12L);

@@ -403,6 +403,11 @@ public final class DriftWatch {
         return completed != null;
     }
 
+    /** Whether the newest block's median step, read against the level's anchor, ran at the model or under it. */
+    boolean newestBlockAtModel() {
+        return !full.isEmpty() && anchored(full.size() - 1) <= 0;
+    }
+
     /** Quantised residuals of the tail-eligible steps of the block the last observe completed (empty if none). */
     int[] completedTailResiduals() {
         if (completed == null) {

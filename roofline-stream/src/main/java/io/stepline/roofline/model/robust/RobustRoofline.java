@@ -499,6 +499,9 @@ public final class RobustRoofline implements LatencyDetector {
             // a completed block changes the drift watch's blocks, which the fit part of the state holds, even when
             // none of its steps counted for the tail (an instance in an episode): a restore lost them (a sustained
             // regression alarmed 200 steps late after a task migration on validation seed 32)
+            if (drift.newestBlockAtModel()) {
+                reports.standingEnded();
+            }
             for (int q : drift.completedTailResiduals()) {
                 tail.observeQuantised(q);
             }
@@ -712,6 +715,7 @@ public final class RobustRoofline implements LatencyDetector {
         RooflineStateFit.Builder f = RooflineStateFit.newBuilder().setDriftBlockElevated(drift.blockElevated())
                 .setDriftBlockMedian(drift.blockMedian()).setDriftBlockStartNs(drift.blockStarts()).setDriftBlockLevelRise(drift.blockLevelRise())
                 .setDriftAlarms(reports.reported()).setDriftReportedAtStep(reports.reportedAtStep())
+                .setDriftReportedStanding(reports.standing())
                 .setDriftWatchBlocks(drift.watchBlocks()).setDriftWatchShiftLog(drift.watchShiftLog())
                 .setTail(tail.countsState());
         fit.saveTo(f);
@@ -747,7 +751,7 @@ public final class RobustRoofline implements LatencyDetector {
             RooflineStateFit saved = EventSerdes.ROOFLINE_STATE_FIT.decode(bytes(f));
             fit.restore(saved);
             level.restore(saved);
-            reports.restore(saved.getDriftAlarms(), saved.getDriftReportedAtStep());
+            reports.restore(saved.getDriftAlarms(), saved.getDriftReportedAtStep(), saved.getDriftReportedStanding());
             tail.restore(saved.getTail());
             elevated = saved.getDriftBlockElevated();
             medians = saved.getDriftBlockMedian();

@@ -40,6 +40,20 @@ class ShiftReportsTest {
     }
 
     @Test
+    void aShiftLeftStandingThatHasEndedHoldsBackNoNewReportWhileAFollowedOneDoes() {
+        ShiftReports r = new ShiftReports();
+        assertThat(r.reportStanding(1_000, ALARM, null, 1)).isNotNull();
+        assertThat(r.standing()).isTrue();
+        r.standingEnded(); // its steps are back at the model
+        assertThat(r.following(1_500)).isFalse();
+        assertThat(r.report(1_500, ALARM, null, 1)).as("a new shift, 500 steps after the standing one's report").isNotNull();
+        assertThat(r.standing()).isFalse();
+        r.standingEnded(); // back at the model because the model followed the shift: still within its horizon
+        assertThat(r.report(1_600, ALARM, null, 1)).isNull();
+        assertThat(r.reported()).isEqualTo(2);
+    }
+
+    @Test
     void aReportNamesTheOnsetTheDriftWindowShowedWhereThereWasOne() {
         ShiftReports r = new ShiftReports();
         Assessment.Drift d = r.report(50, ALARM, new DriftWatch.Onset(3_000L, Math.log(1.25)), 2);
@@ -53,9 +67,14 @@ class ShiftReportsTest {
         assertThat(new ShiftReports().following(0)).isFalse();
         r.report(400, ALARM, null, 1);
         ShiftReports copy = new ShiftReports();
-        copy.restore(r.reported(), r.reportedAtStep());
+        copy.restore(r.reported(), r.reportedAtStep(), r.standing());
         assertThat(copy.reported()).isEqualTo(1);
         assertThat(copy.report(401, ALARM, null, 1)).isNull();
         assertThat(copy.report(400 + ShiftReports.FOLLOW_STEPS, ALARM, null, 1)).isNotNull();
+        r.reportStanding(5_000, ALARM, null, 1);
+        ShiftReports standing = new ShiftReports();
+        standing.restore(r.reported(), r.reportedAtStep(), r.standing());
+        standing.standingEnded();
+        assertThat(standing.report(5_001, ALARM, null, 1)).as("the standing mark is part of the stored state").isNotNull();
     }
 }
