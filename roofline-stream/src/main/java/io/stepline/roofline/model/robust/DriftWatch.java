@@ -122,6 +122,8 @@ public final class DriftWatch {
      * is reported once and left standing, one shorter is not reported at all.
      */
     static final int QUICK_OVER_BLOCKS = 10;
+    /** The log of the line under which a shift over the bound takes the quick path ({@link #QUICK_OVER_BLOCKS}). */
+    private static final double QUICK_OVER_BELOW_LOG = Math.log(RobustRoofline.STANDING_RATIO);
 
     private final Settings s;
     private final int elevatedQ;
@@ -310,7 +312,7 @@ public final class DriftWatch {
             return null;
         }
         double over = elevatedRunShift(QUICK_OVER_BLOCKS);
-        if (over >= quickBelowLog && over < Math.log(RobustRoofline.STANDING_RATIO)) {
+        if (over >= quickBelowLog && over < QUICK_OVER_BELOW_LOG) {
             return alarm(over);
         }
         double under = elevatedRunShift(QUICK_BLOCKS);

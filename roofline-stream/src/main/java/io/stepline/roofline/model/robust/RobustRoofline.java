@@ -521,12 +521,14 @@ public final class RobustRoofline implements LatencyDetector {
             fitChanged = true;
             return null;
         }
-        // whether the shift is left standing depends on how its steps read against the model now: the drift watch's
-        // ratio is against the level's anchor, and the level has followed part of it
-        DriftWatch.Alarm overModel = levelMoved ? alarm : new DriftWatch.Alarm(alarm.ratio() / Math.exp(level.riseLog()), alarm.sinceNs());
-        if (!levelMoved && (!level.byBatch() && Math.log(overModel.ratio() / stepBound()) >= STANDING_SHIFT_SIGMAS * fit.sigma()
-                || asLargeAsAFault(overModel))) {
-            return leaveStanding(alarm, drift.alarmOnset());
+        if (!levelMoved) {
+            // whether the shift is left standing depends on how its steps read against the model now: the drift watch's
+            // ratio is against the level's anchor, and the level has followed part of it
+            DriftWatch.Alarm overModel = new DriftWatch.Alarm(alarm.ratio() / Math.exp(level.riseLog()), alarm.sinceNs());
+            if (!level.byBatch() && Math.log(overModel.ratio() / stepBound()) >= STANDING_SHIFT_SIGMAS * fit.sigma()
+                    || asLargeAsAFault(overModel)) {
+                return leaveStanding(alarm, drift.alarmOnset());
+            }
         }
         drift.watchEnd(alarm.ratio(), ShiftReports.FOLLOW_STEPS);
         // reported against the level's anchor: the level follows a regression that slows some steps more than
