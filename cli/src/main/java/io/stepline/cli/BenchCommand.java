@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -29,6 +30,7 @@ import io.stepline.cli.bench.StageWatch;
 import io.stepline.cli.bench.SteadyHalf;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestService;
+import io.stepline.ingest.topology.IngestTopology;
 import io.stepline.kafka.ClusterOptions;
 import io.stepline.kafka.KafkaTarget;
 import io.stepline.kafka.StreamsApp;
@@ -71,8 +73,8 @@ public final class BenchCommand implements Callable<Integer> {
     double seconds;
 
     @Option(names = "--warmup-seconds", defaultValue = "0",
-            description = {"Simulated seconds of traffic from other instances that the stages judge before the measured traffic,"
-                + " in the same run, so that the measured rates are those of code the JIT has compiled, as in a stage that runs"
+            description = {"Simulated seconds of traffic from other instances (one on each measured instance's partition) that the stages"
+                + " judge before the measured traffic, in the same run, so that the measured rates are those of code the JIT has compiled, as in a stage that runs"
                 + " for days (default: ${DEFAULT-VALUE}: none, and the compiler then competes with the stages for the cores"
                 + " through most of the measurement)."})
     double warmupSeconds;
@@ -170,8 +172,9 @@ public final class BenchCommand implements Callable<Integer> {
         var err = spec.commandLine().getErr();
         Long warmupSteps = null;
         if (warmupSeconds > 0) {
+            int partitions = IngestService.inputPartitions(bs);
             List<SimulationConfig.InstanceSpec> fleet = SimulationConfig.Builder.mixedInstances(instances, BENCH_TPS).stream()
-                    .map(i -> new SimulationConfig.InstanceSpec("warmup-" + i.id(), i.role(), i.tp())).toList();
+                    .map(i -> new SimulationConfig.InstanceSpec(warmupId(i.id(), partitions), i.role(), i.tp())).toList();
             SimulationConfig warm = benchFleet(fleet, WARMUP_SEED, warmupSeconds, kernels).build();
             err.printf(Locale.ROOT, "producing %.0f simulated seconds of warm-up traffic from %d other instances...%n", warmupSeconds, instances);
             try (KafkaSink sink = new KafkaSink(bs, warm.form(), 64, false)) {
@@ -185,6 +188,25 @@ public final class BenchCommand implements Callable<Integer> {
             var summary = new Simulation(cfg).run(sink, null);
             return new BenchFigures.Traffic(summary.steps(), warmupSteps, summary.kernelRecords(), summary.steps() / ((System.nanoTime() - p0) / 1e9));
         }
+    }
+
+    /**
+     * The id of the warm-up instance that stands in for the measured instance {@code id}: {@code warmup-<id>},
+     * with a numeric suffix where needed so that it lands on the same one of otlp_spans' {@code partitions}
+     * (the producer's default partitioner) as {@code id}. Each partition, and so each stream thread, then
+     * has the same share of the warm-up as of the measured traffic. With the ids left to the hash, 16
+     * warm-up instances fell 2 / 7 / 1 / 6 on 4 partitions against the measured 4 / 4 / 4 / 4: the thread
+     * with the light half of the warm-up was through its measured traffic while the other still judged
+     * warm-up steps, and the measured phase's second half ran on one thread of two (issue 19,
+     * docs/BENCHMARKS.md, stop 57).
+     */
+    static String warmupId(String id, int partitions) {
+        int target = IngestTopology.defaultPartition(id.getBytes(StandardCharsets.UTF_8), partitions);
+        String candidate = "warmup-" + id;
+        for (int suffix = 1; IngestTopology.defaultPartition(candidate.getBytes(StandardCharsets.UTF_8), partitions) != target; suffix++) {
+            candidate = "warmup-" + id + "-" + suffix;
+        }
+        return candidate;
     }
 
     /**

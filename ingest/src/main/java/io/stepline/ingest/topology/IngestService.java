@@ -37,7 +37,7 @@ public final class IngestService implements AutoCloseable {
     }
 
     /** The partition count of otlp_spans, which the topology needs to know which messages are already keyed by instance. */
-    static int inputPartitions(String bootstrapServers) {
+    public static int inputPartitions(String bootstrapServers) {
         return partitions(bootstrapServers, Topics.OTLP_SPANS.topicName());
     }
 

@@ -123,7 +123,7 @@ public final class IngestTopology {
     }
 
     /** The partition the producer's default partitioner picks for a key among {@code partitions}. */
-    static int defaultPartition(byte[] key, int partitions) {
+    public static int defaultPartition(byte[] key, int partitions) {
         return Utils.toPositive(Utils.murmur2(key)) % partitions;
     }
 
