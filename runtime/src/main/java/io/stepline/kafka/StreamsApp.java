@@ -26,11 +26,16 @@ public final class StreamsApp implements AutoCloseable {
     public static final int MAX_REQUEST_BYTES = 16 * 1024 * 1024;
     /**
      * Exactly-once commit interval of every stage. Output becomes visible downstream only at a
-     * commit, so this bounds each stage's share of step-to-verdict latency. 20 ms keeps the two
-     * stages' p99 under 250 ms, and measured no slower than 100 or 1,000 ms at full load once the
-     * stores are cached (docs/BENCHMARKS.md).
+     * commit, so this bounds each stage's share of step-to-verdict latency. Each commit is a
+     * transaction per stream thread (its markers, its offsets, and the detector's model cells that
+     * changed since the last one), so a longer interval costs fewer of them per step: with both
+     * stages' threads at work and the compiler quiet, 50 ms ran 95-122k steps/s steady against
+     * 84-93k at 20 ms (three alternated pairs), the model changelog half the offsets per step, and the
+     * paced step-to-verdict p99 178-195 ms against 95-125 ms, inside the 250 ms the pipeline is held
+     * to (docs/BENCHMARKS.md, stop 57). Stops 37-39 had found no gain from a longer interval on a
+     * bench whose warm-up left one stream thread of two idle.
      */
-    public static final long DEFAULT_COMMIT_INTERVAL_MS = 20;
+    public static final long DEFAULT_COMMIT_INTERVAL_MS = 50;
     /**
      * How long the group waits for a static member that stopped heartbeating before its tasks move
      * to the others. A member restarted within it (a crash and a restart: ~5-10 s here) takes its
@@ -43,7 +48,7 @@ public final class StreamsApp implements AutoCloseable {
      * transaction holds back every read_committed consumer of the partitions it wrote (the next
      * stage, alerting) until it is aborted, and a restarted Kafka Streams process cannot fence it:
      * with in-memory stores its producers get a new transactional id every start. Kafka Streams'
-     * default is 10 s; ours commit every 20 ms, so 5 s is still 250 commit intervals of slack. The
+     * default is 10 s; ours commit every 50 ms, so 5 s is still 100 commit intervals of slack. The
      * broker looks for timed-out transactions every
      * {@code transaction.abort.timed.out.transaction.cleanup.interval.ms} (10 s by default; the
      * embedded broker checks every second itself, see its TransactionTimeoutEnforcer), which adds to the wait.
