@@ -307,6 +307,67 @@ class ModelsTest {
     }
 
     /**
+     * Decode steps at 48-64 and 96-160 requests over contexts of 200-12,800 tokens a request, and every 16th at 24-32
+     * requests of 1,000 tokens, a batch small enough for a CUDA graph: {@code graphSavingNs} cheaper than the cost line
+     * of the rest (positive: the fit, a line through the heavier cells, runs high at the lightest work it knows, and that
+     * cell's offset says so); a 1.6x throttle from step 1,690, then a step at 6 requests of 1,000 tokens, as small and
+     * far from every known cell, running {@code lightSlowdown} times its healthy cost.
+     */
+    private static List<StepRecord> aThrottleThenLighterWorkThanTheLightestKnown(double graphSavingNs, double lightSlowdown) {
+        SplittableRandom rng = new SplittableRandom(43);
+        List<StepRecord> steps = new ArrayList<>();
+        long id = 0;
+        for (; id < 1_700; id++) {
+            double throttle = id >= 1_690 ? 1.6 : 1.0;
+            if (id % 16 == 0) {
+                int d = 24 + rng.nextInt(9);
+                steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, d, d * 1_000L, inGraph(d, d * 1_000L, graphSavingNs) * throttle));
+            } else {
+                int d = id % 4 == 1 ? 48 + rng.nextInt(17) : 96 + rng.nextInt(65);
+                steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, d, d * (200L << rng.nextInt(7)), throttle));
+            }
+        }
+        steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, 6, 6_000L, inGraph(6, 6_000L, graphSavingNs) * lightSlowdown));
+        return steps;
+    }
+
+    /** The share of {@link Steps#decodeStep}'s healthy cost a decode step run in a CUDA graph costs. */
+    private static double inGraph(int decode, long ctx, double savingNs) {
+        double line = 2e6 + 30e3 * decode + 2.0 * ctx;
+        return (line - savingNs) / line;
+    }
+
+    private static Assessment lastOf(List<StepRecord> steps) {
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        Assessment last = null;
+        for (StepRecord s : steps) {
+            last = m.assess(s);
+        }
+        return last;
+    }
+
+    @Test
+    void inABurstLighterDecodeWorkIsJudgedAsTheLightestKnownWorkCorrectsTheFitWhereTheFitRunsHigh() {
+        Assessment slow = lastOf(aThrottleThenLighterWorkThanTheLightestKnown(0.5e6, 1.4));
+        assertThat(slow.ratio()).as("the light step, 1.4x slow, against the fit").isLessThan(RobustRoofline.BURST_NEW_WORK_RATIO);
+        assertThat(slow.verdict()).as("judged as the lightest known cell corrects the fit").isEqualTo(Verdict.OUTLIER);
+        assertThat(slow.boundNs() / slow.expectedNs()).as("the burst's ratio over the corrected fit")
+                .isLessThan(RobustRoofline.BURST_NEW_WORK_RATIO - 0.1);
+
+        Assessment healthy = lastOf(aThrottleThenLighterWorkThanTheLightestKnown(0.5e6, 1.0));
+        assertThat(healthy.verdict()).as("the same light step at its healthy cost").isEqualTo(Verdict.NORMAL);
+
+        Assessment noError = lastOf(aThrottleThenLighterWorkThanTheLightestKnown(0, 1.15));
+        assertThat(noError.verdict()).as("1.15x slow where the fit is right at the lightest known work").isEqualTo(Verdict.NORMAL);
+
+        // where the lightest known work runs over the fit, the fit is not raised: a light step 1.3x over it is the burst's
+        Assessment overEdge = lastOf(aThrottleThenLighterWorkThanTheLightestKnown(-0.5e6, 1.3));
+        assertThat(overEdge.verdict()).isEqualTo(Verdict.OUTLIER);
+        assertThat(overEdge.boundNs() / overEdge.expectedNs()).isCloseTo(RobustRoofline.BURST_NEW_WORK_RATIO,
+                org.assertj.core.data.Offset.offset(1e-9));
+    }
+
+    /**
      * Decode steps at 40-110 requests for 1,500 steps, a 1.6x throttle from then on, and from step 1,600 on, at
      * {@code newFrom} to {@code newFrom + 80} requests (0: mixed steps that prefill prompts of over 1,000 tokens, a
      * kind of work the decode steps never did): work no fit has seen, whose first steps are the throttle's. Healthy

@@ -33,7 +33,11 @@ public final class Steps {
 
     /** A decode-only step of {@code decode} requests, costed as {@link #step} costs it (log-normal noise). */
     public static StepRecord decodeStep(SplittableRandom rng, String instance, long id, long startNs, int decode, double slowdown) {
-        long ctx = (long) decode * (200 + rng.nextInt(3000));
+        return decodeStep(rng, instance, id, startNs, decode, (long) decode * (200 + rng.nextInt(3000)), slowdown);
+    }
+
+    /** {@link #decodeStep(SplittableRandom, String, long, long, int, double)} with its KV context given. */
+    public static StepRecord decodeStep(SplittableRandom rng, String instance, long id, long startNs, int decode, long ctx, double slowdown) {
         double healthy = 2e6 + 30e3 * decode + 2.0 * ctx;
         long latency = (long) (healthy * Math.exp(0.03 * gaussian(rng)) * slowdown);
         return StepRecord.newBuilder().setInstanceId(instance).setRole(InstanceRole.MIXED).setStepId(id)

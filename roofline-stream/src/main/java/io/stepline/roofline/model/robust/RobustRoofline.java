@@ -397,12 +397,15 @@ public final class RobustRoofline implements LatencyDetector {
         double flaggedAbove = bound;
         // not for producers without the KV context (see RecentVerdicts.SLOW_KNOWN_FLAGS)
         boolean slowKnown = !level.byBatch() && recent.slowInKnownWork();
-        if (!known && (recent.inBurst() && !recent.healthyKnownWork() || slowKnown) && !byContext && ratio > BURST_NEW_WORK_RATIO
-                && lat - expected >= s.minExcessNs()) {
+        if (!known && (recent.inBurst() && !recent.healthyKnownWork() || slowKnown) && !byContext) {
             // in a burst of flagged steps (or right after flagged known work), work the model does not know is judged by
-            // the burst, not the widened bound
-            reported = true;
-            flaggedAbove = Math.min(bound, BURST_NEW_WORK_RATIO);
+            // the burst, not the widened bound; a decode step far from every known cell, against the fit as the nearest
+            // known cell corrects it where that cell says the fit runs high (edgeOffset)
+            double burstExpected = expected * Math.exp(p <= 0 ? edgeOffset(key) : 0);
+            if (lat / burstExpected > BURST_NEW_WORK_RATIO && lat - burstExpected >= s.minExcessNs()) {
+                reported = true;
+                flaggedAbove = Math.min(bound, BURST_NEW_WORK_RATIO * burstExpected / expected);
+            }
         }
         double episodeLog = latched ? level.episodeSlowdownLog() : Double.NaN;
         boolean overBound = episodeLog >= Math.log(bound)
@@ -454,6 +457,29 @@ public final class RobustRoofline implements LatencyDetector {
     private double nearOffset(int key) {
         int near = cells.nearestKnown(key, NEAR_CELL_APART, CostFit.MIN_CELL_POINTS);
         return near < 0 ? 0 : cells.offset(near);
+    }
+
+    /**
+     * For a step in a cell with no known cell within {@link #NEAR_CELL_APART} buckets: the offset of the nearest known
+     * cell of the same prefill work, however far, where it is negative (the fit runs high there); else 0. Read only in a
+     * burst, for a decode step: a throttle often carries the load into decode batches lighter than any trained, and the
+     * fit, a line through heavier work, runs high there as it already did at the lightest work it knows. Without this
+     * the burst's 1.2x read 1.10-1.17x against a fit 1.3x over the healthy cost (validation gen.py 7501, v-dec-70b-a,
+     * the lightest known cell's offset -0.19: 56 of a 1.54x throttle's 664 steps missed, none so). Over 314
+     * validation-style sets 13,429 -> 13,185 slowed steps missed (fewer on 14 sets, more on none), clean steps flagged
+     * 3,169 -> 3,212, 27 of the 43 within ten steps of one flagged before (docs/BENCHMARKS.md, stop 58). Not where the fit
+     * runs low: {@link CostFit#base} already holds lighter decode work at no less than the lightest trained batch's cost
+     * in proportion, and with such a cell's offset taken as it is the gain was lost (13,430 missed). Outside a burst an
+     * extrapolation keeps the fit and the wider bound: with this offset there, steps of new light work were flagged, not
+     * learned, their cells stayed empty and the fit without them wrong (noisy 6910's v-dec-7b-b: 446 clean steps
+     * flagged, 52 so).
+     */
+    private double edgeOffset(int key) {
+        if (cells.nearestKnown(key, NEAR_CELL_APART, CostFit.MIN_CELL_POINTS) >= 0) {
+            return 0;
+        }
+        int edge = cells.nearestKnown(key, Integer.MAX_VALUE / 2, CostFit.MIN_CELL_POINTS);
+        return edge < 0 ? 0 : Math.min(0, cells.offset(edge));
     }
 
     /** Before the first fit: a gross stall is flagged (not learned), every other step learned and not judged. */
