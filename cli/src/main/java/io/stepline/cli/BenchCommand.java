@@ -85,6 +85,19 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--latency-seconds", defaultValue = "10", description = "Duration of the paced latency phase, 0 to skip (default: ${DEFAULT-VALUE}).")
     double latencySeconds;
 
+    @Option(names = "--latency-speed", defaultValue = "1",
+            description = {"Pace of the latency phase in multiples of real time: 1 sends the instances' steps as they happen"
+                + " (16 instances: ~2,900 steps/s); 26 asks for ~75,000 steps/s, to read the step-to-verdict latency at a rate the"
+                + " pipeline must sustain (with one step a message the load generator itself tops out near 40,000 here: see"
+                + " --latency-steps-per-message) (default: ${DEFAULT-VALUE})."})
+    double latencySpeed;
+
+    @Option(names = "--latency-steps-per-message", defaultValue = "1",
+            description = {"Steps of one instance per OTLP message in the latency phase: 1 exports each step's spans as the step"
+                + " ends; a fleet exporting through a Collector sends them batched. Latency counts from a message's produce time:"
+                + " a step's wait in the batch is not in it (default: ${DEFAULT-VALUE})."})
+    int latencyStepsPerMessage;
+
     @Option(names = "--out", description = "Also write the figures as JSON to this file.")
     Path out;
 
@@ -120,6 +133,12 @@ public final class BenchCommand implements Callable<Integer> {
         }
         if (stage == BenchStage.ingest && kernels > 0) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--kernels applies to --stage detect and pipeline (ingest does not read kernel batches)");
+        }
+        if (!(latencySpeed > 0) || Double.isInfinite(latencySpeed)) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--latency-speed must be a positive multiple of real time, not " + latencySpeed);
+        }
+        if (latencyStepsPerMessage < 1) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--latency-steps-per-message must be at least 1, not " + latencyStepsPerMessage);
         }
         if (commitIntervalMs < 1) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--commit-interval-ms must be at least 1");
@@ -174,7 +193,7 @@ public final class BenchCommand implements Callable<Integer> {
         if (warmupSeconds > 0) {
             int partitions = IngestService.inputPartitions(bs);
             List<SimulationConfig.InstanceSpec> fleet = SimulationConfig.Builder.mixedInstances(instances, BENCH_TPS).stream()
-                    .map(i -> new SimulationConfig.InstanceSpec(warmupId(i.id(), partitions), i.role(), i.tp())).toList();
+                    .map(i -> new SimulationConfig.InstanceSpec(phaseId("warmup", i.id(), partitions), i.role(), i.tp())).toList();
             SimulationConfig warm = benchFleet(fleet, WARMUP_SEED, warmupSeconds, kernels).build();
             err.printf(Locale.ROOT, "producing %.0f simulated seconds of warm-up traffic from %d other instances...%n", warmupSeconds, instances);
             try (KafkaSink sink = new KafkaSink(bs, warm.form(), 64, false)) {
@@ -191,20 +210,19 @@ public final class BenchCommand implements Callable<Integer> {
     }
 
     /**
-     * The id of the warm-up instance that stands in for the measured instance {@code id}: {@code warmup-<id>},
-     * with a numeric suffix where needed so that it lands on the same one of otlp_spans' {@code partitions}
-     * (the producer's default partitioner) as {@code id}. Each partition, and so each stream thread, then
-     * has the same share of the warm-up as of the measured traffic. With the ids left to the hash, 16
-     * warm-up instances fell 2 / 7 / 1 / 6 on 4 partitions against the measured 4 / 4 / 4 / 4: the thread
-     * with the light half of the warm-up was through its measured traffic while the other still judged
-     * warm-up steps, and the measured phase's second half ran on one thread of two (issue 19,
-     * docs/BENCHMARKS.md, stop 57).
+     * The id of the instance of a phase ({@code warmup}, {@code latency}) that stands in for the measured instance
+     * {@code id}: {@code <phase>-<id>}, with a numeric suffix where needed so that it lands on the same one of
+     * otlp_spans' {@code partitions} (the producer's default partitioner) as {@code id}. Each partition, and so each
+     * stream thread, then has the same share of the phase's traffic as of the measured traffic. With the ids left to
+     * the hash, 16 warm-up instances fell 2 / 7 / 1 / 6 on 4 partitions against the measured 4 / 4 / 4 / 4: the thread
+     * with the light half of the warm-up was through its measured traffic while the other still judged warm-up steps,
+     * and the measured phase's second half ran on one thread of two (issue 19, docs/BENCHMARKS.md, stop 57).
      */
-    static String warmupId(String id, int partitions) {
+    static String phaseId(String phase, String id, int partitions) {
         int target = IngestTopology.defaultPartition(id.getBytes(StandardCharsets.UTF_8), partitions);
-        String candidate = "warmup-" + id;
+        String candidate = phase + "-" + id;
         for (int suffix = 1; IngestTopology.defaultPartition(candidate.getBytes(StandardCharsets.UTF_8), partitions) != target; suffix++) {
-            candidate = "warmup-" + id + "-" + suffix;
+            candidate = phase + "-" + id + "-" + suffix;
         }
         return candidate;
     }
@@ -313,17 +331,17 @@ public final class BenchCommand implements Callable<Integer> {
      * minus the produce time of the OTLP message it came from ({@link LatencyProbe}).
      */
     private BenchFigures.Latency latency(String bs, int instances, double seconds) throws Exception {
-        double speed = 1.0;
-        List<SimulationConfig.InstanceSpec> fleet = new java.util.ArrayList<>();
-        for (int i = 0; i < instances; i++) {
-            fleet.add(new SimulationConfig.InstanceSpec(String.format(Locale.ROOT, "latency-i%02d", i), "mixed", 1 + i % 2));
-        }
+        // on the measured instances' partitions: at a pace near the stages' capacity, a skew would leave one thread behind
+        int partitions = IngestService.inputPartitions(bs);
+        List<SimulationConfig.InstanceSpec> fleet = SimulationConfig.Builder.mixedInstances(instances, BENCH_TPS).stream()
+                .map(i -> new SimulationConfig.InstanceSpec(phaseId("latency", i.id(), partitions), i.role(), i.tp())).toList();
         SimulationConfig cfg = SimulationConfig.builder().seed(12).instances(fleet)
-                .durationS(seconds).poisson(3.0 * instances).kernelsPerRank(0).realTime(speed).epochNanos(System.currentTimeMillis() * 1_000_000L)
-                .build();
+                .durationS(seconds * latencySpeed).poisson(3.0 * instances).kernelsPerRank(0).realTime(latencySpeed)
+                .epochNanos(System.currentTimeMillis() * 1_000_000L).build();
         LatencyProbe probe = LatencyProbe.start(bs, stage.outputTopic(), System.currentTimeMillis());
-        spec.commandLine().getErr().printf(Locale.ROOT, "latency phase: %.0f s of real-time traffic from %d instances...%n", seconds, instances);
-        try (KafkaSink sink = new KafkaSink(bs, cfg.form(), 1, false)) {
+        spec.commandLine().getErr().printf(Locale.ROOT, "latency phase: %.0f s of traffic from %d instances at %.3g x real time, %d step(s) a message...%n",
+                seconds, instances, latencySpeed, latencyStepsPerMessage);
+        try (KafkaSink sink = new KafkaSink(bs, cfg.form(), latencyStepsPerMessage, false)) {
             new Simulation(cfg).run(sink, null);
         }
         Thread.sleep(2000);

@@ -25,7 +25,7 @@ class BenchCommandIT {
         cl.setOut(new PrintWriter(printed, true));
         cl.setErr(new PrintWriter(new StringWriter(), true));
         int code = cl.execute("bench", "--stage", "detect", "--instances", "2", "--seconds", "4", "--kernels", "40",
-                "--latency-seconds", "3", "--passthrough", "--out", out.toString());
+                "--latency-seconds", "3", "--latency-speed", "4", "--passthrough", "--out", out.toString());
         assertThat(code).as(printed.toString()).isZero();
 
         JsonNode fig = new ObjectMapper().readTree(out.toFile());
@@ -42,6 +42,8 @@ class BenchCommandIT {
         assertThat(fig.get("passthrough_steps_per_s").asDouble()).isPositive();
         // the paced phase saw verdicts come out, each some milliseconds after its spans went in
         assertThat(fig.get("latency_samples").asLong()).isPositive();
+        // at 4x real time: two of the bench's instances send ~180 steps/s each as they happen
+        assertThat(fig.get("latency_load_steps_per_s").asDouble()).as("paced at 4x real time").isGreaterThan(2 * 2 * 180.0);
         double p50 = fig.get("verdict_latency_p50_ms").asDouble();
         assertThat(p50).isPositive();
         assertThat(fig.get("verdict_latency_p99_ms").asDouble()).isGreaterThanOrEqualTo(p50).isLessThan(60_000.0);
@@ -87,6 +89,28 @@ class BenchCommandIT {
             assertThat(t.get("txn_commit_share").asDouble()).as(stage).isBetween(0.0, t.get("blocked_share").asDouble() + 1e-6);
         }
         assertThat(steady.get("offsets_per_step").get("stepline.verdicts").asDouble()).isPositive();
+    }
+
+    @Test
+    void aLatencyPaceThatIsNoMultipleOfRealTimeIsRefusedWithItsValue() {
+        for (String speed : new String[] {"0", "-2", "Infinity"}) {
+            CommandLine cl = Stepline.commandLine();
+            StringWriter said = new StringWriter();
+            cl.setOut(new PrintWriter(new StringWriter(), true));
+            cl.setErr(new PrintWriter(said, true));
+            assertThat(cl.execute("bench", "--latency-speed", speed)).isEqualTo(2);
+            assertThat(said.toString()).contains("--latency-speed must be a positive multiple of real time, not " + Double.parseDouble(speed));
+        }
+    }
+
+    @Test
+    void aLatencyPhaseWithoutStepsInItsMessagesIsRefused() {
+        CommandLine cl = Stepline.commandLine();
+        StringWriter said = new StringWriter();
+        cl.setOut(new PrintWriter(new StringWriter(), true));
+        cl.setErr(new PrintWriter(said, true));
+        assertThat(cl.execute("bench", "--latency-steps-per-message", "0")).isEqualTo(2);
+        assertThat(said.toString()).contains("--latency-steps-per-message must be at least 1, not 0");
     }
 
     @Test
