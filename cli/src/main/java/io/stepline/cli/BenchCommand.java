@@ -88,8 +88,8 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--latency-speed", defaultValue = "1",
             description = {"Pace of the latency phase in multiples of real time: 1 sends the instances' steps as they happen"
                 + " (16 instances: ~2,900 steps/s); 26 asks for ~75,000 steps/s, to read the step-to-verdict latency at a rate the"
-                + " pipeline must sustain (with one step a message the load generator itself tops out near 40,000 here: see"
-                + " --latency-steps-per-message) (default: ${DEFAULT-VALUE})."})
+                + " pipeline must sustain (with one step a message, the generator and the stages sharing 2 cores moved ~39,000:"
+                + " see --latency-steps-per-message) (default: ${DEFAULT-VALUE})."})
     double latencySpeed;
 
     @Option(names = "--latency-steps-per-message", defaultValue = "1",
