@@ -91,36 +91,31 @@ class BenchCommandIT {
         assertThat(steady.get("offsets_per_step").get("stepline.verdicts").asDouble()).isPositive();
     }
 
+    /** Runs {@code bench} with {@code args}, asserts picocli's exit code for a bad parameter, returns what it said. */
+    private static String refused(String... args) {
+        CommandLine cl = Stepline.commandLine();
+        StringWriter said = new StringWriter();
+        cl.setOut(new PrintWriter(new StringWriter(), true));
+        cl.setErr(new PrintWriter(said, true));
+        assertThat(cl.execute(args)).as(String.join(" ", args)).isEqualTo(2);
+        return said.toString();
+    }
+
     @Test
     void aLatencyPaceThatIsNoMultipleOfRealTimeIsRefusedWithItsValue() {
         for (String speed : new String[] {"0", "-2", "Infinity"}) {
-            CommandLine cl = Stepline.commandLine();
-            StringWriter said = new StringWriter();
-            cl.setOut(new PrintWriter(new StringWriter(), true));
-            cl.setErr(new PrintWriter(said, true));
-            assertThat(cl.execute("bench", "--latency-speed", speed)).isEqualTo(2);
-            assertThat(said.toString()).contains("--latency-speed must be a positive multiple of real time, not " + Double.parseDouble(speed));
+            assertThat(refused("bench", "--latency-speed", speed))
+                    .contains("--latency-speed must be a positive multiple of real time, not " + Double.parseDouble(speed));
         }
     }
 
     @Test
     void aLatencyPhaseWithoutStepsInItsMessagesIsRefused() {
-        CommandLine cl = Stepline.commandLine();
-        StringWriter said = new StringWriter();
-        cl.setOut(new PrintWriter(new StringWriter(), true));
-        cl.setErr(new PrintWriter(said, true));
-        assertThat(cl.execute("bench", "--latency-steps-per-message", "0")).isEqualTo(2);
-        assertThat(said.toString()).contains("--latency-steps-per-message must be at least 1, not 0");
+        assertThat(refused("bench", "--latency-steps-per-message", "0")).contains("--latency-steps-per-message must be at least 1, not 0");
     }
 
     @Test
     void aNegativeWarmUpIsRefusedWithItsValue() {
-        CommandLine cl = Stepline.commandLine();
-        StringWriter said = new StringWriter();
-        cl.setOut(new PrintWriter(new StringWriter(), true));
-        cl.setErr(new PrintWriter(said, true));
-        int code = cl.execute("bench", "--warmup-seconds", "-5");
-        assertThat(code).isEqualTo(2);
-        assertThat(said.toString()).contains("--warmup-seconds must be 0 (no warm-up) or positive, not -5.0");
+        assertThat(refused("bench", "--warmup-seconds", "-5")).contains("--warmup-seconds must be 0 (no warm-up) or positive, not -5.0");
     }
 }
