@@ -333,17 +333,13 @@ class ModelsTest {
 
     /** The share of {@link Steps#decodeStep}'s healthy cost a decode step run in a CUDA graph costs. */
     private static double inGraph(int decode, long ctx, double savingNs) {
-        double line = 2e6 + 30e3 * decode + 2.0 * ctx;
+        double line = Steps.decodeHealthyNs(decode, ctx);
         return (line - savingNs) / line;
     }
 
     private static Assessment lastOf(List<StepRecord> steps) {
-        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
-        Assessment last = null;
-        for (StepRecord s : steps) {
-            last = m.assess(s);
-        }
-        return last;
+        List<Assessment> all = assessAll(steps);
+        return all.get(all.size() - 1);
     }
 
     @Test

@@ -36,9 +36,14 @@ public final class Steps {
         return decodeStep(rng, instance, id, startNs, decode, (long) decode * (200 + rng.nextInt(3000)), slowdown);
     }
 
+    /** The healthy cost of {@link #decodeStep}'s steps (ns), before noise. */
+    public static double decodeHealthyNs(int decode, long ctx) {
+        return 2e6 + 30e3 * decode + 2.0 * ctx;
+    }
+
     /** {@link #decodeStep(SplittableRandom, String, long, long, int, double)} with its KV context given. */
     public static StepRecord decodeStep(SplittableRandom rng, String instance, long id, long startNs, int decode, long ctx, double slowdown) {
-        double healthy = 2e6 + 30e3 * decode + 2.0 * ctx;
+        double healthy = decodeHealthyNs(decode, ctx);
         long latency = (long) (healthy * Math.exp(0.03 * gaussian(rng)) * slowdown);
         return StepRecord.newBuilder().setInstanceId(instance).setRole(InstanceRole.MIXED).setStepId(id)
                 .setStartUnixNano(startNs).setEndUnixNano(startNs + latency).setLatencyNs(latency).setLatencySource(LatencySource.STEP_SPAN)
