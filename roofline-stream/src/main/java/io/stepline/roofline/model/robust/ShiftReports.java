@@ -27,9 +27,16 @@ final class ShiftReports {
         return reportedAtStep >= 0 && step - reportedAtStep < FOLLOW_STEPS;
     }
 
-    /** Reports an alarm raised at {@code step}, unless it comes within {@link #FOLLOW_STEPS} of the last report (null). */
+    /**
+     * Reports an alarm raised at {@code step} (a shift re-anchored on), unless it comes within {@link #FOLLOW_STEPS} of
+     * the last report (null), which was not of a shift left standing. A shift re-anchored on after one left standing is
+     * another shift, not the standing one followed: that one is fault-sized and never re-anchored on. A 1.55x throttle
+     * left standing ended 112 steps before a 1.22x regression began, too soon for its steps to be seen back at the model
+     * ({@link #standingEnded}), and the regression's alarm was held back as the throttle's (validation-style
+     * faults2-7007, v-dec-70b-a; docs/BENCHMARKS.md, stop 59).
+     */
     Assessment.Drift report(long step, DriftWatch.Alarm alarm, DriftWatch.Onset onset, long referenceVersion) {
-        if (following(step)) {
+        if (following(step) && !standing) {
             return null;
         }
         reportedAtStep = step;
@@ -62,6 +69,15 @@ final class ShiftReports {
             standing = false;
             reportedAtStep = -1;
         }
+    }
+
+    /**
+     * The shift the last report re-anchored on was found to have ended and the re-anchoring undone: an alarm after
+     * this is a new shift, reported whenever it comes.
+     */
+    void shiftUndone() {
+        standing = false;
+        reportedAtStep = -1;
     }
 
     /** The alarm as reported: from its onset against the level's anchor where the window showed one. */

@@ -54,6 +54,30 @@ class ShiftReportsTest {
     }
 
     @Test
+    void aShiftReAnchoredOnAfterOneLeftStandingIsReportedWithinTheStandingOnesHorizon() {
+        ShiftReports r = new ShiftReports();
+        assertThat(r.reportStanding(1_000, ALARM, null, 1)).isNotNull();
+        // its steps never came back to the model (a regression began as it ended): still standing
+        assertThat(r.following(1_400)).isTrue();
+        assertThat(r.report(1_400, new DriftWatch.Alarm(1.22, 9_000L), null, 1)).as("another shift, not the standing one followed")
+                .isNotNull();
+        assertThat(r.standing()).isFalse();
+        assertThat(r.report(1_500, ALARM, null, 1)).as("and that one is followed as any re-anchored report").isNull();
+        assertThat(r.reported()).isEqualTo(2);
+    }
+
+    @Test
+    void aReAnchoringUndoneEndsTheReportsHorizon() {
+        ShiftReports r = new ShiftReports();
+        assertThat(r.report(1_000, ALARM, null, 1)).isNotNull();
+        assertThat(r.report(1_300, ALARM, null, 1)).as("followed").isNull();
+        r.shiftUndone(); // the shift ended: a long episode, not a regression
+        assertThat(r.following(1_400)).isFalse();
+        assertThat(r.report(1_400, ALARM, null, 1)).as("a new shift 400 steps after the undone one's report").isNotNull();
+        assertThat(r.reported()).isEqualTo(2);
+    }
+
+    @Test
     void aReportNamesTheOnsetTheDriftWindowShowedWhereThereWasOne() {
         ShiftReports r = new ShiftReports();
         Assessment.Drift d = r.report(50, ALARM, new DriftWatch.Onset(3_000L, Math.log(1.25)), 2);
