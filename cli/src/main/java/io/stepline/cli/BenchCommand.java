@@ -328,7 +328,8 @@ public final class BenchCommand implements Callable<Integer> {
 
     /**
      * Paced load into the running stages; latency = output record seen by a read_committed consumer
-     * minus the produce time of the OTLP message it came from ({@link LatencyProbe}).
+     * minus the produce time of the OTLP message it came from ({@link LatencyProbe}). For the pipeline, its step
+     * records' too: the part of a verdict's latency spent until ingest's transaction made its step visible.
      */
     private BenchFigures.Latency latency(String bs, int instances, double seconds) throws Exception {
         // on the measured instances' partitions: at a pace near the stages' capacity, a skew would leave one thread behind
@@ -338,15 +339,33 @@ public final class BenchCommand implements Callable<Integer> {
         SimulationConfig cfg = SimulationConfig.builder().seed(12).instances(fleet)
                 .durationS(seconds * latencySpeed).poisson(3.0 * instances).kernelsPerRank(0).realTime(latencySpeed)
                 .epochNanos(System.currentTimeMillis() * 1_000_000L).build();
-        LatencyProbe probe = LatencyProbe.start(bs, stage.outputTopic(), System.currentTimeMillis());
-        spec.commandLine().getErr().printf(Locale.ROOT, "latency phase: %.0f s of traffic from %d instances at %.3g x real time, %d step(s) a message...%n",
-                seconds, instances, latencySpeed, latencyStepsPerMessage);
-        try (KafkaSink sink = new KafkaSink(bs, cfg.form(), latencyStepsPerMessage, false)) {
-            new Simulation(cfg).run(sink, null);
+        long since = System.currentTimeMillis();
+        LatencyProbe probe = LatencyProbe.start(bs, stage.outputTopic(), since);
+        LatencyProbe stepRecords = stage == BenchStage.pipeline ? LatencyProbe.start(bs, Topics.STEPS.topicName(), since) : null;
+        try {
+            spec.commandLine().getErr().printf(Locale.ROOT, "latency phase: %.0f s of traffic from %d instances at %.3g x real time, %d step(s) a message...%n",
+                    seconds, instances, latencySpeed, latencyStepsPerMessage);
+            try (KafkaSink sink = new KafkaSink(bs, cfg.form(), latencyStepsPerMessage, false)) {
+                new Simulation(cfg).run(sink, null);
+            }
+            Thread.sleep(2000);
+            Histogram h = probe.finish();
+            if (stepRecords == null) {
+                return BenchFigures.Latency.of(stage.detects(), h.getTotalCount(), seconds, ms(h, 50), ms(h, 99));
+            }
+            Histogram st = stepRecords.finish();
+            return BenchFigures.Latency.ofPipeline(h.getTotalCount(), seconds, ms(st, 50), ms(st, 99), ms(h, 50), ms(h, 99));
+        } finally {
+            // on failure too: a reader left running would keep the command from exiting
+            probe.stop();
+            if (stepRecords != null) {
+                stepRecords.stop();
+            }
         }
-        Thread.sleep(2000);
-        Histogram h = probe.finish();
-        return BenchFigures.Latency.of(stage.detects(), h.getTotalCount(), seconds, h.getValueAtPercentile(50) / 1e6, h.getValueAtPercentile(99) / 1e6);
+    }
+
+    private static double ms(Histogram h, double percentile) {
+        return h.getValueAtPercentile(percentile) / 1e6;
     }
 
     static long peakHeap() {

@@ -60,7 +60,7 @@ class BenchCommandIT {
         StringWriter said = new StringWriter();
         cl.setOut(new PrintWriter(printed, true));
         cl.setErr(new PrintWriter(said, true));
-        int code = cl.execute("bench", "--instances", "2", "--seconds", "3", "--warmup-seconds", "3", "--latency-seconds", "0",
+        int code = cl.execute("bench", "--instances", "2", "--seconds", "3", "--warmup-seconds", "3", "--latency-seconds", "2",
                 "--out", out.toString());
         assertThat(code).as(said.toString()).isZero();
 
@@ -76,6 +76,12 @@ class BenchCommandIT {
         assertThat(measuredS).isPositive().isLessThan(fig.get("seconds_incl_startup").asDouble());
         // how far the detector fell behind ingest (the pipeline watches stepline.steps beside the verdicts)
         assertThat(fig.get("max_detector_backlog_steps").asLong()).isBetween(0L, steps + warmup);
+        // the paced phase's verdicts, and their step records: the part of the wait that is ingest's
+        assertThat(fig.get("latency_samples").asLong()).isPositive();
+        double stepRecordP50 = fig.get("step_record_latency_p50_ms").asDouble();
+        assertThat(stepRecordP50).isPositive();
+        assertThat(fig.get("step_record_latency_p99_ms").asDouble()).isGreaterThanOrEqualTo(stepRecordP50).isLessThan(60_000.0);
+        assertThat(fig.get("verdict_latency_p99_ms").asDouble()).isGreaterThanOrEqualTo(fig.get("verdict_latency_p50_ms").asDouble());
         // the steady half from inside (SteadyHalfIT measures it on a stage of its own): when this short run's output
         // came in more than one poll, both stages' stream threads, and what the verdicts topic grew by
         JsonNode steady = fig.get("steady");

@@ -81,6 +81,12 @@ public record BenchFigures(@JsonUnwrapped Traffic traffic, @JsonUnwrapped Settin
             return verdicts ? new Latency(samples, samples / seconds, null, null, p50Ms, p99Ms)
                     : new Latency(samples, samples / seconds, p50Ms, p99Ms, null, null);
         }
+
+        /** The pipeline's: its verdicts' latency ({@code samples} of them) and its step records', the part that is ingest's. */
+        public static Latency ofPipeline(long samples, double seconds, double stepRecordP50Ms, double stepRecordP99Ms, double p50Ms,
+                                         double p99Ms) {
+            return new Latency(samples, samples / seconds, stepRecordP50Ms, stepRecordP99Ms, p50Ms, p99Ms);
+        }
     }
 
     /**

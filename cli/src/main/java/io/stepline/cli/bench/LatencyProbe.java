@@ -77,15 +77,28 @@ public final class LatencyProbe {
         }
     }
 
+    /** Stops the reader without reading what it recorded (after {@link #finish}, or on a failure elsewhere): a failed reader is not reported here. */
+    public void stop() throws InterruptedException {
+        stopped();
+    }
+
+    /** Tells the reader to stop and waits {@link #STOP_TIMEOUT} for it; interrupts it if still running. Whether it stopped. */
+    private boolean stopped() throws InterruptedException {
+        done.set(true);
+        reader.join(STOP_TIMEOUT.toMillis());
+        if (reader.isAlive()) {
+            reader.interrupt();
+            return false;
+        }
+        return true;
+    }
+
     /**
      * Stops the reader and returns what it recorded. Fails if the reader failed, does not stop in
      * {@link #STOP_TIMEOUT}, or recorded nothing (a stage that emitted nothing has no latency).
      */
     public Histogram finish() throws InterruptedException {
-        done.set(true);
-        reader.join(STOP_TIMEOUT.toMillis());
-        if (reader.isAlive()) {
-            reader.interrupt();
+        if (!stopped()) {
             throw new IllegalStateException("the latency reader did not stop within " + STOP_TIMEOUT.toSeconds() + " s");
         }
         Throwable t = failure.get();

@@ -45,6 +45,16 @@ class BenchFiguresTest {
     }
 
     @Test
+    void thePipelinesLatencyCarriesItsStepRecordsPartBesideItsVerdicts() {
+        JsonNode j = figures(null, BenchFigures.Latency.ofPipeline(40, 10, 20, 45, 60, 120)).toJson();
+        assertThat(j.get("latency_samples").asLong()).isEqualTo(40);
+        assertThat(j.get("step_record_latency_p50_ms").asDouble()).isEqualTo(20.0);
+        assertThat(j.get("step_record_latency_p99_ms").asDouble()).isEqualTo(45.0);
+        assertThat(j.get("verdict_latency_p50_ms").asDouble()).isEqualTo(60.0);
+        assertThat(j.get("verdict_latency_p99_ms").asDouble()).isEqualTo(120.0);
+    }
+
+    @Test
     void printsOneLinePerFigure() {
         StringWriter w = new StringWriter();
         figures(null, null).print(new PrintWriter(w));

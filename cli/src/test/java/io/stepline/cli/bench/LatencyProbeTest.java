@@ -41,4 +41,23 @@ class LatencyProbeTest {
         assertThat(h.getTotalCount()).isEqualTo(3);
         assertThat(h.getValueAtPercentile(50) / 1e6).isCloseTo(7.0, org.assertj.core.data.Offset.offset(0.01));
     }
+
+    @Test
+    void stopEndsTheReaderWhateverItRecordedAndLeavesAFailureToFinish() throws Exception {
+        java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(1);
+        LatencyProbe running = new LatencyProbe((done, sample) -> {
+            while (!done.getAsBoolean()) {
+                Thread.onSpinWait();
+            }
+            ended.countDown();
+        });
+        running.stop(); // nothing recorded: finish would fail, stop does not
+        assertThat(ended.getCount()).as("the reader returned").isZero();
+
+        LatencyProbe failed = new LatencyProbe((done, sample) -> {
+            throw new IllegalStateException("broker gone");
+        });
+        failed.stop();
+        assertThatThrownBy(failed::finish).hasRootCauseMessage("broker gone");
+    }
 }
