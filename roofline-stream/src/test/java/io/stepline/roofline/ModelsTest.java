@@ -857,23 +857,7 @@ class ModelsTest {
         // whose alarm comes within FOLLOW_STEPS of the throttle's: taken for the model still following the throttle, it was
         // re-anchored on and never reported (validation-style faults2-7305, v-pre-70b-a; these six seeds alike)
         for (long seed = 1; seed <= 6; seed++) {
-            SplittableRandom rng = new SplittableRandom(seed);
-            List<StepRecord> steps = new ArrayList<>();
-            for (int i = 0; i < 6_600; i++) {
-                double slow = i >= 2_000 && i < 3_600 ? 1.6 : i >= 4_100 ? 1.45 : 1.0;
-                steps.add(Steps.decodeStep(rng, "i", i, i * STEP_NS, 96 + rng.nextInt(65), slow));
-            }
-            List<Assessment> judged = assessAll(steps);
-            List<Integer> reportedAt = new ArrayList<>();
-            for (int i = 0; i < judged.size(); i++) {
-                if (judged.get(i).drift() != null) {
-                    reportedAt.add(i);
-                }
-            }
-            assertThat(reportedAt).as("seed %d: the throttle's report and the regression's", seed).hasSize(2);
-            assertThat(reportedAt.get(0)).as("seed %d: the throttle", seed).isBetween(2_000, 3_600);
-            assertThat(reportedAt.get(1)).as("seed %d: the regression, within 2,000 steps", seed).isBetween(4_100, 6_100);
-            assertThat(judged.get(reportedAt.get(1)).drift().ratio()).as("seed %d", seed).isBetween(1.4, 1.5);
+            List<StepRecord> steps = throttleLeftStandingThenARegression(seed, 4_100, 1.45, 6_600, 1.4, 1.5);
             if (seed == 1) {
                 assertThat(judgedRestoredEvery(steps, 97, new HashMap<>())).as("the standing mark is part of the stored model")
                         .isEqualTo(judgedRestoredEvery(steps, Integer.MAX_VALUE, new HashMap<>()));
@@ -917,24 +901,35 @@ class ModelsTest {
         // within FOLLOW_STEPS of the throttle's, was held back as the model following the throttle on all six seeds
         // (validation-style faults2-7007, v-dec-70b-a: a 1.55x throttle ended 112 steps before a 1.22x regression began)
         for (long seed = 1; seed <= 6; seed++) {
-            SplittableRandom rng = new SplittableRandom(seed);
-            List<StepRecord> steps = new ArrayList<>();
-            for (int i = 0; i < 6_000; i++) {
-                double slow = i >= 2_000 && i < 3_600 ? 1.6 : i >= 3_630 ? 1.22 : 1.0;
-                steps.add(Steps.decodeStep(rng, "i", i, i * STEP_NS, 96 + rng.nextInt(65), slow));
-            }
-            List<Assessment> judged = assessAll(steps);
-            List<Integer> reportedAt = new ArrayList<>();
-            for (int i = 0; i < judged.size(); i++) {
-                if (judged.get(i).drift() != null) {
-                    reportedAt.add(i);
-                }
-            }
-            assertThat(reportedAt).as("seed %d: the throttle's report and the regression's", seed).hasSize(2);
-            assertThat(reportedAt.get(0)).as("seed %d: the throttle", seed).isBetween(2_000, 3_600);
-            assertThat(reportedAt.get(1)).as("seed %d: the regression, within 2,000 steps", seed).isBetween(3_630, 5_630);
-            assertThat(judged.get(reportedAt.get(1)).drift().ratio()).as("seed %d", seed).isBetween(1.15, 1.3);
+            throttleLeftStandingThenARegression(seed, 3_630, 1.22, 6_000, 1.15, 1.3);
         }
+    }
+
+    /**
+     * Decode steps of 96-160 requests on {@code seed}: a 1.6x throttle over steps 2,000-3,599, then a {@code regression}x
+     * regression from step {@code from} to the last of {@code n}. Asserts two reports, the throttle's during it and the
+     * regression's within 2,000 steps of its start at {@code ratioLow}-{@code ratioHigh}x; returns the steps.
+     */
+    private static List<StepRecord> throttleLeftStandingThenARegression(long seed, int from, double regression, int n, double ratioLow,
+                                                                       double ratioHigh) {
+        SplittableRandom rng = new SplittableRandom(seed);
+        List<StepRecord> steps = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            double slow = i >= 2_000 && i < 3_600 ? 1.6 : i >= from ? regression : 1.0;
+            steps.add(Steps.decodeStep(rng, "i", i, i * STEP_NS, 96 + rng.nextInt(65), slow));
+        }
+        List<Assessment> judged = assessAll(steps);
+        List<Integer> reportedAt = new ArrayList<>();
+        for (int i = 0; i < judged.size(); i++) {
+            if (judged.get(i).drift() != null) {
+                reportedAt.add(i);
+            }
+        }
+        assertThat(reportedAt).as("seed %d: the throttle's report and the regression's", seed).hasSize(2);
+        assertThat(reportedAt.get(0)).as("seed %d: the throttle", seed).isBetween(2_000, 3_600);
+        assertThat(reportedAt.get(1)).as("seed %d: the regression, within 2,000 steps", seed).isBetween(from, from + 2_000);
+        assertThat(judged.get(reportedAt.get(1)).drift().ratio()).as("seed %d", seed).isBetween(ratioLow, ratioHigh);
+        return steps;
     }
 
     @Test
