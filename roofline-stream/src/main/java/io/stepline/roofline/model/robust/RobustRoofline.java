@@ -388,8 +388,9 @@ public final class RobustRoofline implements LatencyDetector {
         // on as a regression, and its last 544 slowed steps went unflagged (validation-style faults2-5805,
         // v-mix-70b-b). Outside a burst new work is read as before: a 1.22x regression under the bound that the load
         // carried into new work, whose cells learned it as their cost, showed only there (gen.py 6404, v-dec-70b-a).
-        // Over 314 validation-style sets 13,185 -> 11,435 slowed steps missed, clean steps flagged 3,212 -> 3,013
-        // (docs/BENCHMARKS.md, stop 59)
+        // Over 314 validation-style sets 13,185 -> 11,435 slowed steps missed, clean steps flagged 3,212 -> 3,013; a
+        // shift's alarm comes later where new work is common (three 1.45x regressions that began ~960 steps before a
+        // 3,000-step trace ended, reported at its last step before, went unreported; docs/BENCHMARKS.md, stop 59)
         boolean driftReads = known || !recent.inBurst();
         Assessment.Drift shift = watchDrift(driftReads ? logRatio : Double.NaN, step.getStartUnixNano(), known && calm, prefillLog);
         boolean filled = cells.count(slot) >= s.pointsPerCell() / 2;
