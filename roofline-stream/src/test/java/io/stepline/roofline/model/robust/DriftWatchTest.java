@@ -64,13 +64,14 @@ class DriftWatchTest {
 
     @Test
     void aShiftThatEndsWhileItsAlarmIsWatchedIsUndoneByTheDropAtMostTheShift() {
+        int block = DriftWatch.Settings.DEFAULT_BLOCK_STEPS;
         // the re-anchored model is 1.6x too high: steps back at the level before run at 1/1.6 of it, half the shift
-        // and more below it, which one block shows (END_BLOCK_SHARE)
-        assertEnded(1.6, 1 / 1.6, 1);
+        // and more below it, which the first END_PARTIAL_STEPS of a block show (END_BLOCK_SHARE)
+        assertEnded(1.6, 1 / 1.6, DriftWatch.END_PARTIAL_STEPS);
         // 1.15x below a 1.6x shift: less than half of it, three blocks
-        assertEnded(1.6, 1 / 1.15, 3);
+        assertEnded(1.6, 1 / 1.15, 3 * block);
         // a shift whose half is under the minimum ratio: three blocks whatever the drop
-        assertEnded(1.15, 1 / 1.15, 3);
+        assertEnded(1.15, 1 / 1.15, 3 * block);
 
         DriftWatch deeper = new DriftWatch(DriftWatch.Settings.defaults());
         deeper.watchEnd(1.2, 2_000);
@@ -82,7 +83,8 @@ class DriftWatchTest {
         assertThat(capped.ratio()).isCloseTo(1 / 1.2, org.assertj.core.data.Offset.offset(1e-9));
     }
 
-    private static void assertEnded(double shift, double stepRatio, int blocks) {
+    /** The watched {@code shift} is found to have ended on the {@code steps}-th step at {@code stepRatio} to the model. */
+    private static void assertEnded(double shift, double stepRatio, int steps) {
         DriftWatch w = new DriftWatch(DriftWatch.Settings.defaults());
         w.watchEnd(shift, 2_000);
         assertThat(w.watchingEnd()).isTrue();
@@ -93,9 +95,33 @@ class DriftWatchTest {
             at = i;
         }
         assertThat(end).as("%.2fx shift, steps at %.3f", shift, stepRatio).isNotNull();
-        assertThat(at).as("%.2fx shift, steps at %.3f: after %d blocks", shift, stepRatio, blocks)
-                .isEqualTo(blocks * DriftWatch.Settings.DEFAULT_BLOCK_STEPS - 1);
+        assertThat(at + 1).as("%.2fx shift, steps at %.3f: steps to its end", shift, stepRatio).isEqualTo(steps);
         assertThat(end.ratio()).isCloseTo(stepRatio, org.assertj.core.data.Offset.offset(0.01));
+        assertThat(w.watchingEnd()).isFalse();
+    }
+
+    @Test
+    void aShiftThatEndsInsideABlockIsUndoneBeforeTheBlockCompletes() {
+        // a 1.5x throttle re-anchored on as a regression ends 130 steps into the watch, and 81 steps later a second one
+        // begins: its end fills no block of its own, and three blocks of steps back at the level before came too late
+        // (validation-style faults2-8001, v-dec-7b-b: all 1,034 slowed steps of the second throttle unflagged)
+        DriftWatch w = new DriftWatch(DriftWatch.Settings.defaults());
+        w.watchEnd(1.5, 2_000);
+        SplittableRandom rng = new SplittableRandom(3);
+        for (int i = 0; i < 130; i++) {
+            assertThat(w.observe(rng.nextGaussian() * 0.03, i * STEP_NS, true, 0)).isNull();
+        }
+        DriftWatch.Alarm end = null;
+        int at = 130;
+        for (; at < 211 && end == null; at++) {
+            end = w.observe(-Math.log(1.5) + rng.nextGaussian() * 0.03, at * STEP_NS, true, 0);
+        }
+        assertThat(end).isNotNull();
+        // the block under way began at step 100 with 30 steps at the model: its median turned on the 31st step below
+        assertThat(at - 1).isEqualTo(160);
+        assertThat(end.sinceNs()).isEqualTo(100 * STEP_NS);
+        // by the block's median, the highest of its steps below the model, where half the block still ran at it
+        assertThat(end.ratio()).isBetween(1 / 1.5, 1 / 1.5 + 0.05);
         assertThat(w.watchingEnd()).isFalse();
     }
 
