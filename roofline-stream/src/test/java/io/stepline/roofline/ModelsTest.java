@@ -961,7 +961,7 @@ class ModelsTest {
         // in batches of 8-24, work no fit has seen whose cost runs 1.25x over the fit's line (a CUDA-graph step function):
         // the regression is reported and re-anchored on, and for FOLLOW_STEPS after, the watch for its end held every new
         // cell back, so the light work stayed an extrapolation 1.25x under its cost (validation-style noisy-8005,
-        // v-dec-7b-b: a false 1.12x alarm, then 60 healthy light steps flagged over 1,300 steps). Learned at the level the
+        // v-dec-7b-b: a false 1.12x alarm, then 64 healthy light steps flagged over 1,300 steps). Learned at the level the
         // model now has, the light cells take their cost, right whether the shift stands or is undone (RobustRoofline.assess)
         for (long seed = 1; seed <= 4; seed++) {
             SplittableRandom rng = new SplittableRandom(seed);

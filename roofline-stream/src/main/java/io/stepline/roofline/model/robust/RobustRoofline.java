@@ -428,7 +428,7 @@ public final class RobustRoofline implements LatencyDetector {
         // the model. A point is kept net of the level it was judged at, so a step of the shift is learned right whether
         // the shift stands or is undone; a step after the shift ended (or a false alarm's) runs far below the re-anchored
         // model. New cells too: held back for the whole watch, light work first seen after a false 1.12x alarm stayed an
-        // extrapolation 1.15-1.3x under its cost for 1,300 steps (validation-style noisy-8005, v-dec-7b-b: 60 healthy
+        // extrapolation 1.15-1.3x under its cost for 1,300 steps (validation-style noisy-8005, v-dec-7b-b: 64 healthy
         // steps flagged; over 434 validation-style sets 4,424 -> 4,275 clean steps flagged, docs/BENCHMARKS.md stop 60)
         boolean watching = drift.watchingEnd() || prefillShift.watchingEnd();
         // nor does a new cell take a step running 10% over the model (RecentVerdicts.LOG_ELEVATED) while half the last four
@@ -448,7 +448,7 @@ public final class RobustRoofline implements LatencyDetector {
         // healthy (validation-style noisy 4504 at 7,000 steps, v-dec-7b-b: 498 of 758 missed; 27 with this). Quiet
         // instances are unchanged: their margin is the learning ratio
         double filledLearnLog = calm ? learnLog : Math.log(s.learnRatio());
-        boolean learnable = filled ? logRatio <= filledLearnLog && (!watching || logRatio >= -learnLog) : calm && (!watching || logRatio >= -learnLog) && !amidReports;
+        boolean learnable = (!watching || logRatio >= -learnLog) && (filled ? logRatio <= filledLearnLog : calm && !amidReports);
         // a step reported under the bound (new work in a burst, an episode's step) teaches no cell either: learned, a
         // throttle's steps in a young instance's new cells became those cells' offsets at the next refit, and the rest of
         // the throttle read healthy there (validation-style fleet2 3812 at 4,000 steps, w-mix-70b-a: 122 of 343 missed)
