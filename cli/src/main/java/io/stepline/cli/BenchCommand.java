@@ -54,6 +54,13 @@ import io.stepline.simulator.sink.KafkaSink;
 public final class BenchCommand implements Callable<Integer> {
     /** How often it reads the detector's in-process count of decided kernel batches (a few adds, no broker call). */
     static final long DECISION_POLL_MS = 50;
+    /**
+     * After the latency phase's load, its output is read until none has come for this long (20 commit intervals of the
+     * default 50 ms: a stage behind the load emits every commit)...
+     */
+    static final Duration LATENCY_DRAIN_QUIET = Duration.ofSeconds(1);
+    /** ...or this long has passed: later records would count at the latency reader's 60 s cap anyway. */
+    static final Duration LATENCY_DRAIN_MAX = Duration.ofSeconds(60);
     /** The bench fleet's tensor-parallel sizes, taken in turn, and its seed (traffic and faults). */
     private static final int[] BENCH_TPS = {1, 2};
     private static final long BENCH_SEED = 11;
@@ -348,7 +355,11 @@ public final class BenchCommand implements Callable<Integer> {
             try (KafkaSink sink = new KafkaSink(bs, cfg.form(), latencyStepsPerMessage, false)) {
                 new Simulation(cfg).run(sink, null);
             }
-            Thread.sleep(2000);
+            // the verdicts come last: once their reader is quiet, the step records' is too
+            if (!probe.awaitQuiet(LATENCY_DRAIN_QUIET, LATENCY_DRAIN_MAX)) {
+                spec.commandLine().getErr().printf(Locale.ROOT, "latency phase: output still arriving %d s after the load stopped; "
+                        + "what came later is not counted%n", LATENCY_DRAIN_MAX.toSeconds());
+            }
             Histogram h = probe.finish();
             if (stepRecords == null) {
                 return BenchFigures.Latency.of(stage.detects(), h.getTotalCount(), seconds, ms(h, 50), ms(h, 99));

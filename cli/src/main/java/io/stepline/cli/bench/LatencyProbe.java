@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongConsumer;
@@ -31,6 +32,8 @@ public final class LatencyProbe {
     private final Histogram histogram = new Histogram(MAX_LATENCY_NS, 3);
     private final AtomicBoolean done = new AtomicBoolean();
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
+    /** {@link System#nanoTime} of the last sample taken (of the start before any). */
+    private final AtomicLong lastSampleNs = new AtomicLong(System.nanoTime());
     private final Thread reader;
 
     /** Where the latencies come from: reads until {@code done} says stop, handing each latency (ns) to {@code sample}. */
@@ -41,7 +44,10 @@ public final class LatencyProbe {
     LatencyProbe(Source source) {
         reader = new Thread(() -> {
             try {
-                source.read(done::get, ns -> histogram.recordValue(Math.min(MAX_LATENCY_NS, Math.max(0, ns))));
+                source.read(done::get, ns -> {
+                    histogram.recordValue(Math.min(MAX_LATENCY_NS, Math.max(0, ns)));
+                    lastSampleNs.set(System.nanoTime());
+                });
             } catch (Throwable t) {
                 failure.set(t);
             }
@@ -75,6 +81,22 @@ public final class LatencyProbe {
                 }
             }
         }
+    }
+
+    /**
+     * Waits, after the load has stopped, until the reader has taken no sample for {@code quiet}: the stage has emitted
+     * what the load asked of it, however far behind it ran (a fixed wait cut off the latest, most delayed records, and
+     * with them the tail). At most {@code max}; whether it went quiet within it.
+     */
+    public boolean awaitQuiet(Duration quiet, Duration max) throws InterruptedException {
+        long deadline = System.nanoTime() + max.toNanos();
+        while (System.nanoTime() - lastSampleNs.get() < quiet.toNanos()) {
+            if (System.nanoTime() > deadline || !reader.isAlive()) {
+                return false;
+            }
+            Thread.sleep(Math.max(1, quiet.toMillis() / 10));
+        }
+        return true;
     }
 
     /** Stops the reader without reading what it recorded (after {@link #finish}, or on a failure elsewhere): a failed reader is not reported here. */

@@ -43,6 +43,35 @@ class LatencyProbeTest {
     }
 
     @Test
+    void theDrainWaitsForTheLastLateRecordAndGivesUpAtItsLimit() throws Exception {
+        // output that goes on arriving well after the load stopped (a stage behind it): the drain takes it all
+        java.util.concurrent.atomic.AtomicInteger taken = new java.util.concurrent.atomic.AtomicInteger();
+        LatencyProbe late = new LatencyProbe((done, sample) -> {
+            for (int i = 0; i < 40; i++) {
+                sample.accept(1_000_000L * i);
+                taken.incrementAndGet();
+                Thread.sleep(10);
+            }
+            while (!done.getAsBoolean()) {
+                Thread.onSpinWait();
+            }
+        });
+        assertThat(late.awaitQuiet(java.time.Duration.ofMillis(500), java.time.Duration.ofSeconds(30))).isTrue();
+        assertThat(taken.get()).as("quiet only once the last record was read").isEqualTo(40);
+        assertThat(late.finish().getTotalCount()).isEqualTo(40);
+
+        // output that never stops: the drain gives up at its limit, and says so
+        LatencyProbe endless = new LatencyProbe((done, sample) -> {
+            while (!done.getAsBoolean()) {
+                sample.accept(1_000_000L);
+                Thread.sleep(5);
+            }
+        });
+        assertThat(endless.awaitQuiet(java.time.Duration.ofMillis(300), java.time.Duration.ofMillis(1_500))).isFalse();
+        endless.stop();
+    }
+
+    @Test
     void stopEndsTheReaderWhateverItRecordedAndLeavesAFailureToFinish() throws Exception {
         java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(1);
         LatencyProbe running = new LatencyProbe((done, sample) -> {
