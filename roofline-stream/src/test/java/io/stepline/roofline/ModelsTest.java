@@ -992,6 +992,49 @@ class ModelsTest {
     }
 
     @Test
+    void aThrottleThatCarriesTheLoadIntoLighterBatchesThanAnyTrainedStaysFlaggedWhereTheFitRunsHigh() {
+        // decode batches of 100-160 requests, then a 1.55x throttle (steps 4,000-5,399) during which the load drifts down to
+        // batches of 8-24, lighter than any trained, whose cost falls faster than the fit's line (down to 0.63x of it at 8
+        // requests, as CUDA-graph padding and the KV context make it): against the line the throttle read 0.9-1.2x there,
+        // under what a burst flags in new work (validation-style faults2-8204 and fleet2-8206). Judged along the chain
+        // from the slow known work (NewWorkChain), it stays flagged, and the healthy light work after it is not
+        for (long seed = 1; seed <= 4; seed++) {
+            SplittableRandom rng = new SplittableRandom(seed);
+            List<StepRecord> steps = new ArrayList<>();
+            for (long id = 0; id < 6_000; id++) {
+                double slow = id >= 4_000 && id < 5_400 ? 1.55 : 1.0;
+                int d = id < 4_200 ? 100 + rng.nextInt(61) : id < 5_120 ? (int) (100 - (id - 4_200) / 10) : 8 + rng.nextInt(17);
+                double belowLine = d >= 100 ? 1.0 : 0.6 + 0.4 * d / 100.0;
+                steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, d, (long) d * (200 + rng.nextInt(3000)), belowLine * slow));
+            }
+            List<Assessment> judged = assessAll(steps);
+            long lightThrottled = 0;
+            long lightFlagged = 0;
+            for (int i = 4_300; i < 5_400; i++) {
+                lightThrottled++;
+                lightFlagged += judged.get(i).verdict() == Verdict.OUTLIER ? 1 : 0;
+            }
+            assertThat((double) lightFlagged / lightThrottled).as("seed %d: the throttle's steps in the new light work flagged", seed)
+                    .isGreaterThan(0.97);
+            long healthyFlagged = judged.subList(5_420, 6_000).stream().filter(a -> a.verdict() == Verdict.OUTLIER).count();
+            assertThat(healthyFlagged).as("seed %d: healthy light steps flagged after the throttle", seed).isLessThanOrEqualTo(5);
+            // the chain is in the state: restored in the middle of it, the model judges the rest as it did
+            RobustRoofline first = new RobustRoofline(RobustRoofline.Settings.defaults());
+            Map<String, ByteBuffer> store = new HashMap<>();
+            for (int i = 0; i < 4_700; i++) {
+                first.assess(steps.get(i));
+                store.putAll(first.dirty());
+            }
+            RobustRoofline restored = new RobustRoofline(RobustRoofline.Settings.defaults());
+            restored.restore(store);
+            for (int i = 4_700; i < steps.size(); i++) {
+                assertThat(restored.assess(steps.get(i)).verdict()).as("seed %d: step %d after a restore", seed, i)
+                        .isEqualTo(judged.get(i).verdict());
+            }
+        }
+    }
+
+    @Test
     void restoredStateGivesTheSameVerdictsAsAnUninterruptedRun() {
         SplittableRandom rngA = new SplittableRandom(11);
         List<StepRecord> steps = new ArrayList<>();

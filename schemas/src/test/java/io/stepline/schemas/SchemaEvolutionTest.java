@@ -160,7 +160,7 @@ class SchemaEvolutionTest {
     @Test
     void rooflineHeaderWrittenBeforeTheBatchLevelIsReadWithAnEmptyOne() throws IOException {
         List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName());
-        assertThat(history).hasSize(13);
+        assertThat(history).hasSize(14);
         Schema v1 = history.get(0);
         assertThat(v1.getField("batch_level")).isNull();
         assertThat(history.get(1).getField("latch_closed")).isNotNull();
@@ -360,6 +360,18 @@ class SchemaEvolutionTest {
         assertThat(header.getKnownFlags()).isEqualTo(1);
         // the episode ends as it would have: by the share, or by a run counted from the restore on
         assertThat(header.getHealthyKnownRun()).isZero();
+    }
+
+    @Test
+    void rooflineHeaderWrittenBeforeNewWorkWasJudgedAlongAChainReadsAsNoChain() throws IOException {
+        Schema header14 = olderVersion(io.stepline.events.RooflineStateHeader.getClassSchema(), 13, "healthy_known_run", "chain_active");
+        GenericRecord old = olderHeader(header14, 16_000L, 0.6);
+        old.put("healthy_known_run", 3);
+        io.stepline.events.RooflineStateHeader header = EventSerdes.ROOFLINE_STATE_HEADER.decode(written(header14, old));
+        assertThat(header.getHealthyKnownRun()).isEqualTo(3);
+        // new work after the restore is judged as before the chain: a chain starts only right after slow known work
+        assertThat(header.getChainActive()).isFalse();
+        assertThat(header.getChainErrorLog()).isZero();
     }
 
     @Test

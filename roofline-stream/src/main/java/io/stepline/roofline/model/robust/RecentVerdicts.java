@@ -131,6 +131,14 @@ final class RecentVerdicts {
     }
 
     /**
+     * The previous judged step was in a known cell, and the last {@link #SLOW_KNOWN_FLAGS} known steps, it among them,
+     * were all reported: where a {@link NewWorkChain} may start.
+     */
+    boolean justLeftSlowKnownWork() {
+        return knownFlags >= SLOW_KNOWN_FLAGS && stepsSinceKnown == 1;
+    }
+
+    /**
      * The last judged step in known cells ran under {@link RobustRoofline#BURST_NEW_WORK_RATIO}, lately
      * ({@link #SLOW_KNOWN_WITHIN}): where the model knows the work's cost the device was healthy, so a burst of reports
      * in new work is the fit's error there. Healthy decode batches past the largest seen, where the fit erred 1.3x low,
@@ -178,7 +186,10 @@ final class RecentVerdicts {
         }
     }
 
-    /** A judged step's verdict: reported or not. */
+    /**
+     * A judged step's verdict: reported or not, and its log ratio to the model (a step a {@link NewWorkChain} judged: to
+     * the chain's corrected extrapolation, or where reported the burst's own slowdown, which it then leaves as it is).
+     */
     void verdict(boolean known, boolean reported, double logRatio) {
         if (known) {
             lastKnownLog = logRatio;

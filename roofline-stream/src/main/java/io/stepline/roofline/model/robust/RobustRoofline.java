@@ -260,6 +260,7 @@ public final class RobustRoofline implements LatencyDetector {
     private long extrapolated;
     private final ShiftReports reports = new ShiftReports();
     private final RecentVerdicts recent = new RecentVerdicts();
+    private final NewWorkChain chain = new NewWorkChain();
     private long beyond;
     /** Producers without the KV context: which decode-heavy outliers are the unreported context's drift. */
     private final ContextDriftWitness witness = new ContextDriftWitness();
@@ -405,9 +406,31 @@ public final class RobustRoofline implements LatencyDetector {
         boolean levelNearOnly = !level.byBatch() && recent.amidReports();
         level.learn(outlier, known, latched, bx, batchHere, share, logRatio, levelNearOnly ? Math.log(s.learnRatio()) : learnLog);
         double flaggedAbove = bound;
+        // in a burst, new decode work right after slow known work is judged along the chain (see NewWorkChain); its
+        // reported steps leave the burst's slowdown as the known work measured it, the chain's correction being no measure
+        boolean chained = !known && p <= 0 && !byContext && recent.inBurst() && !recent.healthyKnownWork()
+                && (chain.active() || recent.justLeftSlowKnownWork());
+        double burstLogRatio = logRatio;
+        if (chained) {
+            if (!chain.active()) {
+                chain.start(Math.min(0, edgeOffset(key)));
+            }
+            double chainExpected = expected * Math.exp(chain.errorLog());
+            double corrected = logRatio - chain.errorLog();
+            if (corrected > Math.log(BURST_NEW_WORK_RATIO) && lat - chainExpected >= s.minExcessNs()) {
+                reported = true;
+                flaggedAbove = Math.min(bound, BURST_NEW_WORK_RATIO * chainExpected / expected);
+            }
+            if (corrected >= RecentVerdicts.NEW_WORK_BURST_SHARE * recent.burstLog()) {
+                chain.follow(logRatio - recent.burstLog());
+            }
+            burstLogRatio = reported ? recent.burstLog() : corrected;
+        } else if (known || !recent.inBurst()) {
+            chain.end();
+        }
         // not for producers without the KV context (see RecentVerdicts.SLOW_KNOWN_FLAGS)
         boolean slowKnown = !level.byBatch() && recent.slowInKnownWork();
-        if (!known && (recent.inBurst() && !recent.healthyKnownWork() || slowKnown) && !byContext) {
+        if (!chained && !known && (recent.inBurst() && !recent.healthyKnownWork() || slowKnown) && !byContext) {
             // in a burst of flagged steps (or right after flagged known work), work the model does not know is judged by
             // the burst, not the widened bound; a decode step far from every known cell, against the fit as the nearest
             // known cell corrects it where that cell says the fit runs high (edgeOffset)
@@ -457,7 +480,7 @@ public final class RobustRoofline implements LatencyDetector {
         } else {
             cells.touch(slot, steps);
         }
-        recent.verdict(known, reported, logRatio);
+        recent.verdict(known, reported, burstLogRatio);
         boolean refitted = ++sinceRefit >= refitEvery() && refit();
         Verdict v = reported ? Verdict.OUTLIER : Verdict.NORMAL;
         return new Assessment(v, expected, expected * flaggedAbove, ratio, reported ? Assessment.severityOf(ratio) : Severity.NONE,
@@ -751,6 +774,7 @@ public final class RobustRoofline implements LatencyDetector {
         h.setDriftCurrentTailMask(ByteBuffer.wrap(drift.currentTailMask()));
         h.setDriftCurrentStartNs(drift.currentStartNs());
         recent.saveTo(h);
+        chain.saveTo(h);
         witness.saveTo(h);
         level.saveTo(h);
         prefillShift.saveTo(h);
@@ -783,6 +807,7 @@ public final class RobustRoofline implements LatencyDetector {
         extrapolated = st.getExtrapolatedSteps();
         beyond = st.getBeyondSteps();
         recent.restore(st);
+        chain.restore(st);
         witness.restore(st);
         previousStepId = st.getPreviousStepId();
         skippedSteps = st.getSkippedSteps();

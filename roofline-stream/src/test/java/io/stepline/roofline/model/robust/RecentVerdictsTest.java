@@ -48,6 +48,26 @@ class RecentVerdictsTest {
     }
 
     @Test
+    void aChainMayStartOnlyAtTheFirstStepOfNewWorkRightAfterThreeReportedKnownSteps() {
+        RecentVerdicts r = afterSlowKnownSteps(2);
+        r.judged(false, SLOW);
+        assertThat(r.justLeftSlowKnownWork()).as("two reported known steps").isFalse();
+        r.verdict(false, true, SLOW);
+        r = afterSlowKnownSteps(3);
+        r.judged(false, SLOW);
+        assertThat(r.justLeftSlowKnownWork()).isTrue();
+        r.verdict(false, true, SLOW);
+        r.judged(false, SLOW);
+        assertThat(r.justLeftSlowKnownWork()).as("the second step of new work").isFalse();
+        r.verdict(false, true, SLOW);
+        // a known step not reported clears the count
+        r = afterSlowKnownSteps(5);
+        step(r, true, false, NEAR);
+        r.judged(false, SLOW);
+        assertThat(r.justLeftSlowKnownWork()).isFalse();
+    }
+
+    @Test
     void newWorkAtHalfTheBurstsSlowdownKeepsTheBurstGoingAndHealthyNewWorkEndsIt() {
         RecentVerdicts r = afterSlowKnownSteps(40);
         assertThat(r.burstLog()).isCloseTo(SLOW, within(0.01));
