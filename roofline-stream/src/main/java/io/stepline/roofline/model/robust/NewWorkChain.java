@@ -14,7 +14,9 @@ import io.stepline.events.RooflineStateHeader;
  * the fit's error with it; a device that recovers drops at once. So from the first step of new decode work right after
  * slow known work, the chain reads each step against the extrapolation corrected by the error the steps before it showed
  * net of the burst's slowdown, and follows that error as the load moves on ({@link RecentVerdicts#BURST_ALPHA} per step);
- * a step that drops under half the burst's slowdown is not followed, and as the burst ends so does the chain.
+ * a step that drops under half the burst's slowdown is not followed, and the chain lasts as long as the burst: known
+ * steps between leave it as it is (ended by them, over 506 validation-style sets 36 more slowed steps went unflagged and
+ * 13 more clean steps were flagged).
  *
  * <p>Started only right after slow known work (the previous judged step was one, and the last
  * {@link RecentVerdicts#SLOW_KNOWN_FLAGS} known steps were reported): started again later in the same burst, after a

@@ -425,7 +425,7 @@ public final class RobustRoofline implements LatencyDetector {
                 chain.follow(logRatio - recent.burstLog());
             }
             burstLogRatio = reported ? recent.burstLog() : corrected;
-        } else if (known || !recent.inBurst()) {
+        } else if (!recent.inBurst()) {
             chain.end();
         }
         // not for producers without the KV context (see RecentVerdicts.SLOW_KNOWN_FLAGS)
