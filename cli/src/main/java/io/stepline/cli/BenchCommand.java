@@ -1,9 +1,6 @@
 package io.stepline.cli;
 
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
-import java.lang.management.MemoryPoolMXBean;
-import java.lang.management.MemoryType;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,6 +21,7 @@ import picocli.CommandLine.Spec;
 
 import io.stepline.cli.bench.BenchFigures;
 import io.stepline.cli.bench.BenchStage;
+import io.stepline.cli.bench.HeapPeak;
 import io.stepline.cli.bench.LatencyProbe;
 import io.stepline.cli.bench.PassThroughStage;
 import io.stepline.cli.bench.StageWatch;
@@ -154,8 +152,9 @@ public final class BenchCommand implements Callable<Integer> {
         checkThreads("--detector-threads", detectorThreads);
         Path state = Files.createTempDirectory("stepline-bench-state");
         BenchFigures fig;
-        try (KafkaTarget target = cluster.connect()) {
-            fig = measure(target.bootstrapServers(), state);
+        // watched from before the broker starts: it shares this JVM's heap with the stages
+        try (HeapPeak heap = HeapPeak.watch(); KafkaTarget target = cluster.connect()) {
+            fig = measure(target.bootstrapServers(), state, heap);
         } finally {
             RunCommand.deleteQuietly(state);
         }
@@ -166,7 +165,7 @@ public final class BenchCommand implements Callable<Integer> {
         return 0;
     }
 
-    private BenchFigures measure(String bs, Path state) throws Exception {
+    private BenchFigures measure(String bs, Path state, HeapPeak heap) throws Exception {
         var err = spec.commandLine().getErr();
         BenchFigures.Traffic traffic = produce(bs);
         BenchFigures.Settings settings = new BenchFigures.Settings(stage.name(), commitIntervalMs, ingestThreads, detectorThreads);
@@ -185,7 +184,8 @@ public final class BenchCommand implements Callable<Integer> {
             BenchFigures.PassThrough copy = passthrough ? passThrough(bs, traffic.allSteps(), state.resolve("p"), plain, healthy) : null;
             BenchFigures.Latency latency = latencySeconds > 0 ? latency(bs, instances, latencySeconds) : null;
             Double retention = det != null ? det.stats().retentionRatio() : null;
-            return new BenchFigures(traffic, settings, plain, throughput.figures(), copy, latency, retention, peakHeap(), peakRss(), throughput.steady());
+            return new BenchFigures(traffic, settings, plain, throughput.figures(), copy, latency, retention, heap.peakBytes(),
+                    heap.maxAfterCollectionBytes(), peakRss(), throughput.steady());
         }
     }
 
@@ -377,16 +377,6 @@ public final class BenchCommand implements Callable<Integer> {
 
     private static double ms(Histogram h, double percentile) {
         return h.getValueAtPercentile(percentile) / 1e6;
-    }
-
-    static long peakHeap() {
-        long sum = 0;
-        for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
-            if (pool.getType() == MemoryType.HEAP) {
-                sum += pool.getPeakUsage().getUsed();
-            }
-        }
-        return sum;
     }
 
     static long peakRss() {

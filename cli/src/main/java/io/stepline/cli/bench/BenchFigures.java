@@ -21,7 +21,8 @@ import com.fasterxml.jackson.databind.annotation.JsonNaming;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record BenchFigures(@JsonUnwrapped Traffic traffic, @JsonUnwrapped Settings settings, @JsonUnwrapped PlainRead plainRead,
                            @JsonUnwrapped Throughput throughput, @JsonUnwrapped PassThrough passThrough,
-                           @JsonUnwrapped Latency latency, Double retentionRatio, long peakHeapBytes, long peakRssBytes, SteadyTime steady) {
+                           @JsonUnwrapped Latency latency, Double retentionRatio, long peakHeapBytes, long heapAfterGcMaxBytes,
+                           long peakRssBytes, SteadyTime steady) {
 
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 

@@ -19,7 +19,7 @@ class BenchFiguresTest {
     private static BenchFigures figures(BenchFigures.PassThrough copy, BenchFigures.Latency latency, BenchFigures.SteadyTime steady) {
         return new BenchFigures(new BenchFigures.Traffic(1000, null, 0, 500.0), new BenchFigures.Settings("ingest", 100, 1, 1),
                 new BenchFigures.PlainRead("otlp_spans", 1000, 0.5),
-                new BenchFigures.Throughput(null, null, 250.0, null, 0.125, null, null, 6.0, null), copy, latency, null, 1L << 30, 2L << 30, steady);
+                new BenchFigures.Throughput(null, null, 250.0, null, 0.125, null, null, 6.0, null), copy, latency, null, 1L << 30, 1L << 29, 2L << 30, steady);
     }
 
     @Test
@@ -30,7 +30,7 @@ class BenchFiguresTest {
         assertThat(keys).containsExactly("steps", "kernel_records", "produce_steps_per_s", "stage", "commit_interval_ms", "ingest_threads",
                 "detector_threads", "plain_consumer_topic", "plain_consumer_steps_per_s", "steps_per_s", "ratio", "seconds_incl_startup",
                 "latency_samples", "latency_load_steps_per_s", "step_record_latency_p50_ms", "step_record_latency_p99_ms",
-                "peak_heap_bytes", "peak_rss_bytes");
+                "peak_heap_bytes", "heap_after_gc_max_bytes", "peak_rss_bytes");
         assertThat(j.get("plain_consumer_steps_per_s").asDouble()).isEqualTo(2000.0);
         assertThat(j.get("latency_load_steps_per_s").asDouble()).isEqualTo(4.0);
     }
