@@ -26,8 +26,8 @@ import com.sun.management.GarbageCollectionNotificationInfo;
  *
  * <p>Why not each pool's own peak, summed: the pools peak at different times (the young generation just before each
  * young collection, the old one before a mixed or full collection), and their sum counts the same room twice. The bench
- * reported 1.52 GB that way for a run under {@code -Xmx1g}, and 2.2-4.05 GB for runs whose heap after collections
- * stayed under 1.3 GB (docs/BENCHMARKS.md, stop 61).
+ * reported 1.52 GB that way for a run under {@code -Xmx1g}, and 2.27 GB for a run under {@code -Xmx4g} whose heap, by
+ * G1's own log, had at most 1.88 GB in use (docs/BENCHMARKS.md, stop 61).
  */
 public final class HeapPeak implements AutoCloseable {
     private final Set<String> heapPools = ManagementFactory.getMemoryPoolMXBeans().stream()
