@@ -10,7 +10,9 @@ import io.stepline.events.RooflineStateHeader;
  * than the line as the batch shrinks (padding to fewer CUDA-graph sizes, less KV context). Against it a 1.5x throttle
  * read 0.9-1.2x, under what a burst flags in new work, and the burst ended while the throttle went on (validation-style
  * faults2-8204, v-dec-7b-b: batches of 30-99 requests where the fit ran 1.2-1.7x high, 310 of a 1.6x throttle's steps
- * missed; fleet2-8206, w-mix-70b-a: batches of 8-48, 1.3-1.5x high). The load moves across the work gradually, and so does
+ * missed, 240 with the chain, its steps coming up to 100 out of order; fleet2-8206, w-mix-70b-a: batches of 8-48,
+ * 1.3-1.5x high, unchanged: there the load jumps between CUDA-graph sizes whose error differs by more than half the
+ * throttle, faster than the chain follows). The load moves across the work gradually, and so does
  * the fit's error with it; a device that recovers drops at once. So from the first step of new decode work right after
  * slow known work, the chain reads each step against the extrapolation corrected by the error the steps before it showed
  * net of the burst's slowdown, and follows that error as the load moves on ({@link RecentVerdicts#BURST_ALPHA} per step);
