@@ -413,7 +413,7 @@ public final class RobustRoofline implements LatencyDetector {
         double burstLogRatio = logRatio;
         if (chained) {
             if (!chain.active()) {
-                chain.start(Math.min(0, edgeOffset(key)));
+                chain.start(edgeOffset(key));
             }
             double chainExpected = expected * Math.exp(chain.errorLog());
             double corrected = logRatio - chain.errorLog();
