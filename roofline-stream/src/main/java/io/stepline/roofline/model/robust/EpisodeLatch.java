@@ -11,7 +11,9 @@ import io.stepline.events.RooflineStateHeader;
  * and opens again when the steps drop back: by {@link #DROP_LOG} below what they ran at during the
  * episode, for {@link #DROP_STEPS} steps in a row, or a run of them near the model (or when the drift watch re-anchors). The drop matters
  * because the held model falls behind the drift it no longer follows: after a short slowdown the
- * steps may never come back near it.
+ * steps may never come back near it. For the same reason, once opened on a drop, flags from where the
+ * steps dropped to do not close it again (they are the drift, not a new jump), and a prefill-heavy
+ * step still as slow as the episode counts against a drop (the drift is in the decode-heavy steps).
  *
  * <p>Held still for a throttle of a thousand steps, the model falls far behind, and the throttle's
  * steps drift under the bound as the unreported context moves. So the latch also measures the
@@ -93,7 +95,10 @@ final class EpisodeLatch {
     static final int JUMP_NEAR_RUN = 3;
 
     private int recentFlags;
-    /** Steps in a row the episode's short mean has stood {@link #DROP_LOG} below its own. */
+    /**
+     * Steps in a row the episode's short mean has stood {@link #DROP_LOG} below its own; once the latch opened on such a
+     * drop, {@link #DROP_STEPS} until a step comes near the model (see {@link #droppedBelow}).
+     */
     private int dropSteps;
     private double calmLog;
     private boolean closed;
@@ -146,7 +151,9 @@ final class EpisodeLatch {
             }
             byPrefill |= prefillSteps >= PREFILL_WINDOW && prefillRise() > onsetSlowdownLog();
             shortLog += SHORT_ALPHA * (clamped - shortLog);
-            boolean below = shortLog < episodeLog - DROP_LOG;
+            // a prefill-heavy step still as slow as the episode says it goes on, whatever the decode-heavy steps do: their
+            // cost carries the unreported context, which drifts while the model is held (see droppedBelow)
+            boolean below = shortLog < episodeLog - DROP_LOG && !(prefillShare >= PREFILL_SHARE && !droppedBelow(clamped));
             dropSteps = below ? dropSteps + 1 : 0;
             boolean dropped = dropSteps >= DROP_STEPS;
             if (!below) {
@@ -158,10 +165,19 @@ final class EpisodeLatch {
                 closed = false;
                 nearRun = 0;
                 steps = 0;
-                dropSteps = 0;
+                dropSteps = dropped && !surge ? DROP_STEPS : 0; // opened on its drop: see droppedBelow
             }
             return closed;
         }
+        if (near) {
+            dropSteps = 0;
+        }
+        // right after an episode ended by its drop, flags from where the steps dropped to are no new jump from calm steps:
+        // the held model fell behind the unreported context while the episode lasted, and the steps run that far over it
+        // until the level, following them again, catches up. Closed on them, the latch held the level behind for good: a
+        // 1.57x throttle of 690 steps on validation gen.py 8403's log instance ended at 1.3x over the model and every step
+        // above the bound was flagged for 400 steps, 239 clean ones. Flags back at the episode's slowdown still close it
+        boolean droppedTo = dropSteps >= DROP_STEPS && droppedBelow(clamped);
         boolean jumpAfterSurge = false;
         if (surge) {
             steps++;
@@ -177,7 +193,8 @@ final class EpisodeLatch {
                 jumpAfterSurge = true;
             }
         }
-        if ((jumpAfterSurge || !surge && !waitedForSurge) && outlier && Integer.bitCount(recentFlags) >= CLOSE_FLAGS && calmLog < CALM_LOG) {
+        if ((jumpAfterSurge || !surge && !waitedForSurge) && outlier && Integer.bitCount(recentFlags) >= CLOSE_FLAGS && calmLog < CALM_LOG
+                && !droppedTo) {
             closed = true;
             steps = 0;
             nearRun = 0;
@@ -199,6 +216,14 @@ final class EpisodeLatch {
             calmLog += CALM_ALPHA * (Math.max(-nearLog, Math.min(nearLog, logRatio)) - calmLog);
         }
         return false;
+    }
+
+    /**
+     * Whether a step's (clamped) log ratio runs {@link #DROP_LOG} below the episode's slowdown, read as the lower of its
+     * slow mean and its onset's measure: the slow mean starts at the episode's first flag, often its slowest step.
+     */
+    private boolean droppedBelow(double clamped) {
+        return clamped < Math.min(episodeLog, onsetLog) - DROP_LOG;
     }
 
     /** The state as the header stores it. */

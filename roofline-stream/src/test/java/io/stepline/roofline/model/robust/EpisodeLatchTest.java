@@ -74,6 +74,70 @@ class EpisodeLatchTest {
         assertThat(closedFor).isBetween(1, 8);
     }
 
+    /**
+     * A throttle ends while the held model has fallen 1.3x behind the unreported context: the steps drop to 1.3x, some
+     * of them over the bound. Those flags come from where the steps dropped to, not from calm steps, and do not close
+     * the latch again; once the steps have run near the model (the level followed them), a jump closes it as before.
+     */
+    @Test
+    void flagsRightAfterAnEpisodeEndedByItsDropDoNotCloseItAgainUntilTheStepsWereCalm() {
+        EpisodeLatch l = new EpisodeLatch();
+        calm(l, 50);
+        burst(l, 1.75);
+        for (int i = 0; i < 600; i++) {
+            assertThat(l.observe(true, Math.log(1.75), NEAR, Double.NaN)).isTrue();
+        }
+        while (l.observe(false, Math.log(1.25), NEAR, Double.NaN)) {
+            // the drop
+        }
+        for (int i = 0; i < 200; i++) {
+            assertThat(l.observe(i % 3 != 0, Math.log(1.3 + (i % 2) * 0.1), NEAR, Double.NaN)).as("step %d after the drop", i).isFalse();
+        }
+        // the level caught up: calm steps, then a contention
+        calm(l, 60);
+        burst(l, 1.8);
+    }
+
+    /** The drop was a noisy throttle's dip: flags back at the episode's slowdown close it again at once. */
+    @Test
+    void flagsBackAtTheEpisodesSlowdownRightAfterADropCloseItAgain() {
+        EpisodeLatch l = new EpisodeLatch();
+        calm(l, 50);
+        burst(l, 1.75);
+        for (int i = 0; i < 600; i++) {
+            assertThat(l.observe(true, Math.log(1.75), NEAR, Double.NaN)).isTrue();
+        }
+        while (l.observe(false, Math.log(1.25), NEAR, Double.NaN)) {
+            // the dip
+        }
+        burst(l, 1.75);
+    }
+
+    /**
+     * On an iteration log the decode-heavy steps carry the unreported context, which drifts while the model is held: in
+     * a throttle they may fall well below the episode's slowdown while the prefill-heavy steps, whose cost is their
+     * prompt's, still run at it. Those keep the latch closed; when they drop too, it opens.
+     */
+    @Test
+    void prefillHeavyStepsStillAsSlowAsTheEpisodeKeepItClosedWhileTheDecodeHeavyOnesDrop() {
+        EpisodeLatch l = new EpisodeLatch();
+        calm(l, 50);
+        burst(l, 1.75);
+        for (int i = 0; i < 100; i++) {
+            assertThat(l.observe(true, Math.log(1.75), NEAR, i % 3 == 0 ? 0.8 : 0.1)).isTrue();
+        }
+        for (int i = 0; i < 60; i++) {
+            boolean prefillHeavy = i % 3 == 0;
+            assertThat(l.observe(prefillHeavy, Math.log(prefillHeavy ? 1.75 : 1.2), NEAR, prefillHeavy ? 0.8 : 0.1))
+                    .as("step %d with the decode-heavy steps down", i).isTrue();
+        }
+        int closedFor = 0;
+        for (int i = 0; l.observe(false, Math.log(1.2), NEAR, i % 3 == 0 ? 0.8 : 0.1); i++) {
+            closedFor++;
+        }
+        assertThat(closedFor).isBetween(1, 8);
+    }
+
     @Test
     void aFewStepsDippingInsideANoisyEpisodeDoNotOpenIt() {
         EpisodeLatch l = new EpisodeLatch();
