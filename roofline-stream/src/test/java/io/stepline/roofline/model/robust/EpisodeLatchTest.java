@@ -81,15 +81,7 @@ class EpisodeLatchTest {
      */
     @Test
     void flagsRightAfterAnEpisodeEndedByItsDropDoNotCloseItAgainUntilTheStepsWereCalm() {
-        EpisodeLatch l = new EpisodeLatch();
-        calm(l, 50);
-        burst(l, 1.75);
-        for (int i = 0; i < 600; i++) {
-            assertThat(l.observe(true, Math.log(1.75), NEAR, Double.NaN)).isTrue();
-        }
-        while (l.observe(false, Math.log(1.25), NEAR, Double.NaN)) {
-            // the drop
-        }
+        EpisodeLatch l = openedByTheDropOfA175xEpisode();
         for (int i = 0; i < 200; i++) {
             assertThat(l.observe(i % 3 != 0, Math.log(1.3 + (i % 2) * 0.1), NEAR, Double.NaN)).as("step %d after the drop", i).isFalse();
         }
@@ -101,16 +93,24 @@ class EpisodeLatchTest {
     /** The drop was a noisy throttle's dip: flags back at the episode's slowdown close it again at once. */
     @Test
     void flagsBackAtTheEpisodesSlowdownRightAfterADropCloseItAgain() {
+        EpisodeLatch l = openedByTheDropOfA175xEpisode();
+        burst(l, 1.75);
+    }
+
+    /** A 1.75x episode of 600 steps after calm ones, then steps at 1.25x until the latch opens on the drop. */
+    private static EpisodeLatch openedByTheDropOfA175xEpisode() {
         EpisodeLatch l = new EpisodeLatch();
         calm(l, 50);
         burst(l, 1.75);
         for (int i = 0; i < 600; i++) {
             assertThat(l.observe(true, Math.log(1.75), NEAR, Double.NaN)).isTrue();
         }
+        int closedFor = 0;
         while (l.observe(false, Math.log(1.25), NEAR, Double.NaN)) {
-            // the dip
+            closedFor++;
         }
-        burst(l, 1.75);
+        assertThat(closedFor).as("steps of the drop before it opened").isBetween(1, 8);
+        return l;
     }
 
     /**
