@@ -176,7 +176,7 @@ final class EpisodeLatch {
         // the held model fell behind the unreported context while the episode lasted, and the steps run that far over it
         // until the level, following them again, catches up. Closed on them, the latch held the level behind for good: a
         // 1.57x throttle of 690 steps on validation gen.py 8403's log instance ended at 1.3x over the model and every step
-        // above the bound was flagged for 400 steps, 239 clean ones. Flags back at the episode's slowdown still close it
+        // above the bound was flagged for 400 steps, 249 of them clean. Flags back at the episode's slowdown still close it
         boolean droppedTo = dropSteps >= DROP_STEPS && droppedBelow(clamped);
         boolean jumpAfterSurge = false;
         if (surge) {
