@@ -136,7 +136,9 @@ class HostileInputFuzzTest {
                     AssemblerState.HELD_STEPS_STORE, EventSerdes.ASSEMBLER_HELD_SPANS, AssemblerState.ORPHAN_PHASES_STORE, EventSerdes.ASSEMBLER_HELD_SPANS,
                     AssemblerState.HELD_SUMMARIES_STORE, EventSerdes.ASSEMBLER_HELD_SUMMARY, AssemblerState.STEP_STARTS_STORE, EventSerdes.ASSEMBLER_STEP_START,
                     AssemblerState.PHASES_SENT_STORE, org.apache.kafka.common.serialization.Serdes.Integer(),
-                    AssemblerState.SEEN_STEPS_STORE, EventSerdes.ASSEMBLER_SEEN_STEPS);
+                    AssemblerState.SEEN_STEPS_STORE, EventSerdes.ASSEMBLER_SEEN_STEPS,
+                    AssemblerState.ORDER_HELD_STORE, EventSerdes.ASSEMBLER_HELD_SUMMARY,
+                    AssemblerState.ORDER_CURSOR_STORE, org.apache.kafka.common.serialization.Serdes.Long());
             for (String store : AssemblerState.STORES) {
                 @SuppressWarnings("unchecked")
                 org.apache.kafka.common.serialization.Serializer<Object> ser = (org.apache.kafka.common.serialization.Serializer<Object>) values.get(store).serializer();

@@ -29,6 +29,7 @@ import io.stepline.events.RequestEventKind;
 import io.stepline.events.StepRecord;
 import io.stepline.ingest.accounting.ProducerWarning;
 import io.stepline.ingest.otlp.StepMapper;
+import io.stepline.ingest.topology.AssemblerState;
 import io.stepline.ingest.topology.IngestConfig;
 import io.stepline.ingest.topology.IngestTopology;
 import io.stepline.schemas.BatchedRecords;
@@ -183,6 +184,50 @@ class ProducerShapesTest {
         run(driver, Duration.ofSeconds(3));
         assertThat(steps()).extracting(StepRecord::getStepId).containsExactly(200L);
         assertThat(dlq.isEmpty()).isTrue();
+    }
+
+    @Test
+    void aForkSpanThatArrivesAfterTheNextOneLetsTheStepsLeaveInStepOrder() {
+        send(ForkShapes.resource("fork-5"), "vllm.scheduler.step", ForkShapes.rotated(1, 1, 100, id -> true));
+        assertThat(steps()).extracting(StepRecord::getStepId).containsExactlyElementsOf(range(1, 99));
+        // span 3 overtakes span 2 (export delays longer than a span's steps take): its steps wait for 100..200
+        send(ForkShapes.resource("fork-5"), "vllm.scheduler.step", ForkShapes.rotated(3, 201, 300, id -> true));
+        assertThat(steps.isEmpty()).as("201..299 wait for the steps before them").isTrue();
+        assertThat(storeEntries(AssemblerState.ORDER_HELD_STORE)).isEqualTo(99);
+        send(ForkShapes.resource("fork-5"), "vllm.scheduler.step", ForkShapes.rotated(2, 101, 200, id -> true));
+        List<StepRecord> out = steps();
+        assertThat(out).extracting(StepRecord::getStepId).as("in step order").containsExactlyElementsOf(range(100, 299));
+        assertThat(out).allSatisfy(r -> assertThat(r.getLatencyNs()).as("step %d", r.getStepId()).isEqualTo(ForkShapes.latency(r.getStepId())));
+        assertThat(storeEntries(AssemblerState.ORDER_HELD_STORE)).isZero();
+    }
+
+    @Test
+    void stepsWaitForMissingStepsOnlyUntilTheInstanceHasMovedTheOrderWaitOn() {
+        start(IngestConfig.builder().stateDir(state).reorderWindowMs(1000).stepOrderWaitMs(2000).build());
+        send(ForkShapes.resource("fork-6"), "vllm.scheduler.step", ForkShapes.rotated(1, 1, 100, id -> true));
+        assertThat(steps()).hasSize(99);
+        // span 2 is lost; each span's 100 steps take ~1.3 s of the instance's time
+        send(ForkShapes.resource("fork-6"), "vllm.scheduler.step", ForkShapes.rotated(3, 201, 300, id -> true));
+        send(ForkShapes.resource("fork-6"), "vllm.scheduler.step", ForkShapes.rotated(4, 301, 400, id -> true));
+        run(driver, Duration.ofSeconds(5));
+        assertThat(steps.isEmpty()).as("1.3 s on: still waiting, however long the wall clock ran").isTrue();
+        send(ForkShapes.resource("fork-6"), "vllm.scheduler.step", ForkShapes.rotated(5, 401, 500, id -> true));
+        assertThat(steps()).extracting(StepRecord::getStepId).as("2.6 s on: out, in order, the gap left open").containsExactlyElementsOf(range(201, 499));
+        // the end of the input: step 100, which waited for its successor in vain, comes out late rather than never
+        cfg.endOfInput().signal();
+        run(driver, Duration.ofMillis(250));
+        assertThat(steps()).extracting(StepRecord::getStepId).containsExactlyInAnyOrder(100L, 500L);
+    }
+
+    private long storeEntries(String store) {
+        long n = 0;
+        try (var it = driver.getKeyValueStore(store).all()) {
+            while (it.hasNext()) {
+                it.next();
+                n++;
+            }
+        }
+        return n;
     }
 
     @Test

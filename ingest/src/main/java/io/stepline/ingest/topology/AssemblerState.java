@@ -36,9 +36,13 @@ public final class AssemblerState {
     public static final String PHASES_SENT_STORE = "ingest-phases-sent";
     /** The step ids an instance sent, by instance. */
     public static final String SEEN_STEPS_STORE = "ingest-seen-steps";
+    /** Steps waiting for the steps before them ({@link StepOrder}), by {@code instance|step id} (zero-padded). */
+    public static final String ORDER_HELD_STORE = "ingest-order-held";
+    /** The last step each instance released in order, and whether its successor is to come ({@link StepOrder}), by instance. */
+    public static final String ORDER_CURSOR_STORE = "ingest-order-cursor";
     /** Every store of the assembler, for the processor to be connected to. */
     public static final List<String> STORES = List.of(HELD_STEPS_STORE, ORPHAN_PHASES_STORE, HELD_SUMMARIES_STORE, STEP_STARTS_STORE,
-            PHASES_SENT_STORE, SEEN_STEPS_STORE);
+            PHASES_SENT_STORE, SEEN_STEPS_STORE, ORDER_HELD_STORE, ORDER_CURSOR_STORE);
 
     final StateTable<AssemblerHeldSpans> heldSteps;
     final StateTable<AssemblerHeldSpans> orphanPhases;
@@ -46,6 +50,10 @@ public final class AssemblerState {
     final StateTable<AssemblerStepStart> stepStarts;
     final StateTable<Integer> phasesSent;
     final StateTable<AssemblerSeenSteps> seenSteps;
+    final StateTable<AssemblerHeldSummary> orderHeld;
+    final StateTable<Long> orderCursor;
+    /** {@link StepOrder}'s cursors as last read or moved; written to {@link #orderCursor} after each message. */
+    final Map<String, StepOrder.Cursor> orderCursors = new HashMap<>();
     /**
      * Per instance, when (the assembler's clock) its progress last moved, for the liveness wait of
      * {@link StepAssembler#expire}, and whether it may have anything waiting. Not in a store: a wall
@@ -66,13 +74,16 @@ public final class AssemblerState {
 
     private AssemblerState(StateTable<AssemblerHeldSpans> heldSteps, StateTable<AssemblerHeldSpans> orphanPhases,
                            StateTable<AssemblerHeldSummary> heldSummaries, StateTable<AssemblerStepStart> stepStarts,
-                           StateTable<Integer> phasesSent, StateTable<AssemblerSeenSteps> seenSteps) {
+                           StateTable<Integer> phasesSent, StateTable<AssemblerSeenSteps> seenSteps,
+                           StateTable<AssemblerHeldSummary> orderHeld, StateTable<Long> orderCursor) {
         this.heldSteps = heldSteps;
         this.orphanPhases = orphanPhases;
         this.heldSummaries = heldSummaries;
         this.stepStarts = stepStarts;
         this.phasesSent = phasesSent;
         this.seenSteps = seenSteps;
+        this.orderHeld = orderHeld;
+        this.orderCursor = orderCursor;
     }
 
     /** The instance's {@link InstanceWait}, first seen now when it has none (a new instance, or the first look since a restart). */
@@ -83,7 +94,15 @@ public final class AssemblerState {
     /** State in sorted maps, for assembling in-process (the evaluation harness) and for tests. */
     public static AssemblerState inMemory() {
         return new AssemblerState(StateTable.inMemory(), StateTable.inMemory(), StateTable.inMemory(), StateTable.inMemory(),
-                StateTable.inMemory(), StateTable.inMemory());
+                StateTable.inMemory(), StateTable.inMemory(), StateTable.inMemory(), StateTable.inMemory());
+    }
+
+    /**
+     * The same tables as a task restarted on them sees them (a restore from the changelogs): what is kept only in
+     * memory, the idle waits and {@link StepOrder}'s cursors as last read, is gone. For tests of what survives a restart.
+     */
+    public AssemblerState reopened() {
+        return new AssemblerState(heldSteps, orphanPhases, heldSummaries, stepStarts, phasesSent, seenSteps, orderHeld, orderCursor);
     }
 
     /**
@@ -92,7 +111,7 @@ public final class AssemblerState {
      */
     public List<Map.Entry<String, Object>> entries() {
         List<Map.Entry<String, Object>> out = new ArrayList<>();
-        List<StateTable<?>> tables = List.of(heldSteps, orphanPhases, heldSummaries, stepStarts, phasesSent, seenSteps);
+        List<StateTable<?>> tables = List.of(heldSteps, orphanPhases, heldSummaries, stepStarts, phasesSent, seenSteps, orderHeld, orderCursor);
         for (int i = 0; i < tables.size(); i++) {
             for (Map.Entry<String, ?> e : tables.get(i).withPrefix("")) {
                 out.add(Map.entry(STORES.get(i) + " " + e.getKey(), e.getValue()));
@@ -105,7 +124,8 @@ public final class AssemblerState {
     static AssemblerState of(ProcessorContext<?, ?> ctx) {
         return new AssemblerState(new StoreTable<>(ctx.getStateStore(HELD_STEPS_STORE)), new StoreTable<>(ctx.getStateStore(ORPHAN_PHASES_STORE)),
                 new StoreTable<>(ctx.getStateStore(HELD_SUMMARIES_STORE)), new StoreTable<>(ctx.getStateStore(STEP_STARTS_STORE)),
-                new StoreTable<>(ctx.getStateStore(PHASES_SENT_STORE)), new StoreTable<>(ctx.getStateStore(SEEN_STEPS_STORE)));
+                new StoreTable<>(ctx.getStateStore(PHASES_SENT_STORE)), new StoreTable<>(ctx.getStateStore(SEEN_STEPS_STORE)),
+                new StoreTable<>(ctx.getStateStore(ORDER_HELD_STORE)), new StoreTable<>(ctx.getStateStore(ORDER_CURSOR_STORE)));
     }
 
     /** Adds the assembler's stores (in memory, cached, changelogged) to a topology. */
@@ -116,6 +136,8 @@ public final class AssemblerState {
         add(b, STEP_STARTS_STORE, EventSerdes.ASSEMBLER_STEP_START);
         add(b, PHASES_SENT_STORE, Serdes.Integer());
         add(b, SEEN_STEPS_STORE, EventSerdes.ASSEMBLER_SEEN_STEPS);
+        add(b, ORDER_HELD_STORE, EventSerdes.ASSEMBLER_HELD_SUMMARY);
+        add(b, ORDER_CURSOR_STORE, Serdes.Long());
     }
 
     private static <V> void add(StreamsBuilder b, String name, Serde<V> values) {

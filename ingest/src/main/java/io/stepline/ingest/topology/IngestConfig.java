@@ -25,6 +25,14 @@ public final class IngestConfig {
      * waits with {@link EndOfInput} instead.
      */
     public static final long DEFAULT_FORM_B_SUCCESSOR_WAIT_MS = 90_000;
+    /**
+     * How far (in the instance's step time) a step that arrived before the steps preceding it waits for them
+     * ({@link StepOrder}). Exports are late by up to an SDK's BatchSpanProcessor delay (5 s by default) plus a
+     * Collector's batching, so a batch can arrive after the next one; 10 s covers that. A step that waited this long
+     * leaves with the gap before it left open: a batch lost or rejected costs the steps after it this much latency, no
+     * more, and nothing waits while an instance's batches come in order.
+     */
+    public static final long DEFAULT_STEP_ORDER_WAIT_MS = 10_000;
 
     /**
      * OTLP messages ingest's consumer fetches per partition and request at most (a soft limit: a
@@ -43,6 +51,7 @@ public final class IngestConfig {
     private final String applicationId;
     private final long reorderWindowMs;
     private final long formBSuccessorWaitMs;
+    private final long stepOrderWaitMs;
     private final IngestStats stats = new IngestStats();
     private final EndOfInput endOfInput = new EndOfInput();
     private final Path stateDir;
@@ -55,6 +64,7 @@ public final class IngestConfig {
         this.applicationId = b.applicationId;
         this.reorderWindowMs = b.reorderWindowMs;
         this.formBSuccessorWaitMs = b.formBSuccessorWaitMs;
+        this.stepOrderWaitMs = b.stepOrderWaitMs;
         this.stateDir = b.stateDir;
         this.commitIntervalMs = b.commitIntervalMs;
         this.threads = b.threads;
@@ -81,6 +91,10 @@ public final class IngestConfig {
 
     public long formBSuccessorWaitMs() {
         return formBSuccessorWaitMs;
+    }
+
+    public long stepOrderWaitMs() {
+        return stepOrderWaitMs;
     }
 
     /** The signal that a replay's input is all consumed ({@link EndOfInput}). */
@@ -110,6 +124,7 @@ public final class IngestConfig {
         private String applicationId = DEFAULT_APPLICATION_ID;
         private long reorderWindowMs = StepAssembler.DEFAULT_REORDER_WINDOW_MS;
         private long formBSuccessorWaitMs = DEFAULT_FORM_B_SUCCESSOR_WAIT_MS;
+        private long stepOrderWaitMs = DEFAULT_STEP_ORDER_WAIT_MS;
         private Path stateDir = Path.of(System.getProperty("java.io.tmpdir"), "stepline-streams");
         private long commitIntervalMs = DEFAULT_COMMIT_INTERVAL_MS;
         private int threads = 1;
@@ -150,6 +165,15 @@ public final class IngestConfig {
                 throw new IllegalArgumentException("form B successor wait must be in [0, 3600000] ms, got " + ms);
             }
             this.formBSuccessorWaitMs = ms;
+            return this;
+        }
+
+        /** How long a step waits for the steps before it ({@link #DEFAULT_STEP_ORDER_WAIT_MS}; 0: steps leave as they come). */
+        public Builder stepOrderWaitMs(long ms) {
+            if (ms < 0 || ms > 600_000) {
+                throw new IllegalArgumentException("step order wait must be in [0, 600000] ms, got " + ms);
+            }
+            this.stepOrderWaitMs = ms;
             return this;
         }
 

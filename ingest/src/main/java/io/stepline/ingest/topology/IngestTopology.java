@@ -43,7 +43,7 @@ import io.stepline.schemas.EventSerdes;
  *   -> split-local  ----------------------------------------------------------\
  *   -> split-remote -> by-instance (repartition on instance id) -> rekeyed-wrap -> fragments
  *        -> step-assembler [ingest-held-steps, ingest-orphan-phases, ingest-held-summaries, ingest-step-starts,
- *                           ingest-phases-sent, ingest-seen-steps: {@link AssemblerState}]
+ *                           ingest-phases-sent, ingest-seen-steps, ingest-order-held, ingest-order-cursor: {@link AssemblerState}]
  *        -> steps-sink (stepline.steps: one record per instance and input, {@link StepBatcher}), requests-sink (stepline.requests), assembler-dlq-sink (stepline.dlq)
  * </pre>
  * The assembler needs all of an instance's spans in one task. A message that its producer keyed
@@ -209,7 +209,7 @@ public final class IngestTopology {
         private String currentOrigin;
 
         Assembler(IngestConfig cfg) {
-            this.assembler = new StepAssembler(cfg.reorderWindowMs(), cfg.formBSuccessorWaitMs());
+            this.assembler = new StepAssembler(cfg.reorderWindowMs(), cfg.formBSuccessorWaitMs(), cfg.stepOrderWaitMs());
             this.stats = cfg.stats();
             this.endOfInput = cfg.endOfInput();
         }

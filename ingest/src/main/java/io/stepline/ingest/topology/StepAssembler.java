@@ -67,6 +67,9 @@ import io.stepline.schemas.EventSerdes;
  * for a predecessor still to come. A span's {@code scheduler.step_range_start} /
  * {@code scheduler.step_range_end} (the window the fork sampled into it) say when no such step
  * can come: a last event before the range end, a first event after the range start.
+ *
+ * <p>Whatever order the messages came in, each instance's steps leave in step-id order ({@link StepOrder}): a step that
+ * arrived before the steps preceding it waits for them, by the same progress rule.
  */
 public final class StepAssembler {
     /**
@@ -114,17 +117,27 @@ public final class StepAssembler {
     private final long windowMs;
     private final long successorWaitMs;
     private final long idleWaitMs;
+    private final StepOrder order;
 
-    /** Form B summaries wait {@link IngestConfig#DEFAULT_FORM_B_SUCCESSOR_WAIT_MS} for their successor. */
+    /**
+     * Form B summaries wait {@link IngestConfig#DEFAULT_FORM_B_SUCCESSOR_WAIT_MS} for their successor, steps
+     * {@link IngestConfig#DEFAULT_STEP_ORDER_WAIT_MS} for the steps before them.
+     */
     public StepAssembler(long windowMs) {
         this(windowMs, IngestConfig.DEFAULT_FORM_B_SUCCESSOR_WAIT_MS);
+    }
+
+    /** Steps wait {@link IngestConfig#DEFAULT_STEP_ORDER_WAIT_MS} for the steps before them. */
+    public StepAssembler(long windowMs, long successorWaitMs) {
+        this(windowMs, successorWaitMs, IngestConfig.DEFAULT_STEP_ORDER_WAIT_MS);
     }
 
     /**
      * @param windowMs        how long a form A step waits for its phase spans
      * @param successorWaitMs how long a form B summary waits for the next step (in the next rotated span)
+     * @param orderWaitMs     how long a step that arrived before the steps preceding it waits for them ({@link StepOrder}; 0: steps leave as they come)
      */
-    public StepAssembler(long windowMs, long successorWaitMs) {
+    public StepAssembler(long windowMs, long successorWaitMs, long orderWaitMs) {
         if (windowMs < 0) {
             throw new IllegalArgumentException("reorder window must be >= 0");
         }
@@ -134,13 +147,15 @@ public final class StepAssembler {
         this.windowMs = windowMs;
         this.successorWaitMs = successorWaitMs;
         this.idleWaitMs = Math.max(windowMs, MIN_IDLE_WAIT_MS);
+        this.order = new StepOrder(orderWaitMs);
     }
 
     public void accept(ResourceSpans rs, long nowMs, AssemblerState state, Output out) {
         accept(SpanFragment.of(rs), nowMs, state, out);
     }
 
-    public void accept(SpanFragment fragment, long nowMs, AssemblerState state, Output out) {
+    public void accept(SpanFragment fragment, long nowMs, AssemblerState state, Output sink) {
+        Output out = order.ordering(sink, state);
         InstanceIdentity id;
         try {
             id = fragment.identity();
@@ -229,6 +244,7 @@ public final class StepAssembler {
         if (wait.mayHold) {
             wait.mayHold = releaseByProgress(inst, seen.latest(), state, out);
         }
+        order.afterMessage(inst, seen.latest(), state, sink);
     }
 
     private void formA(FragmentSpan step, List<FragmentSpan> kids, InstanceIdentity id, SeenSteps seen, Set<String> orphanKeys,
@@ -556,7 +572,8 @@ public final class StepAssembler {
      * form B summaries and starts: the successor wait). {@code nowMs} {@link Long#MAX_VALUE} ends
      * every wait: nothing more will come (the end of a replay).
      */
-    public void expire(long nowMs, AssemblerState state, Output out) {
+    public void expire(long nowMs, AssemblerState state, Output sink) {
+        Output out = order.ordering(sink, state);
         boolean end = nowMs == Long.MAX_VALUE;
         List<Map.Entry<String, AssemblerHeldSpans>> leaving = new ArrayList<>();
         for (Map.Entry<String, AssemblerHeldSpans> e : state.heldSteps.withPrefix("")) {
@@ -584,6 +601,13 @@ public final class StepAssembler {
                 state.stepStarts.delete(e.getKey());
             }
         }
+        // last: steps the waits above let go may be the ones held steps wait for
+        for (String inst : StepOrder.holding(state)) {
+            if (end || idle(inst, nowMs, idleWaitMs, state)) {
+                order.flush(inst, state, sink);
+            }
+        }
+        order.saveAll(state);
     }
 
     /** The instance's progress has stood still for {@code waitMs} of the caller's clock (since its state was loaded, after a restart). */
