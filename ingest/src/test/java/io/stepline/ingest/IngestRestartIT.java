@@ -46,15 +46,15 @@ class IngestRestartIT {
             for (long id = 1; id <= 10; id++) {
                 ten.addAll(Otlp.formAStep(id, 1, T0 + id * 20_000_000L, 9_000_000));
             }
-            List<Span> held = Otlp.formAStep(100, 1, T0 + 2_000_000_000L, 9_000_000);
-            List<Span> orphaned = Otlp.formAStep(101, 1, T0 + 2_020_000_000L, 9_000_000);
+            List<Span> held = Otlp.formAStep(11, 1, T0 + 2_000_000_000L, 9_000_000);
+            List<Span> orphaned = Otlp.formAStep(12, 1, T0 + 2_020_000_000L, 9_000_000);
             produce(bs, ten, held.subList(0, 4), orphaned.subList(1, orphaned.size()));
 
             IngestService before = new IngestService(config(tmp.resolve("before"))).start(bs);
             assertThat(SdkSteps.read(bs, Topics.STEPS.topicName(), 10)).hasSize(10);
             before.close();
 
-            // step 5 again, the rest of step 100's phases, and the step span the orphans belong to
+            // step 5 again, the rest of step 11's phases, and the step span the orphans belong to
             produce(bs, Otlp.formAStep(5, 1, T0 + 100_000_000L, 9_000_000), held.subList(4, held.size()), orphaned.subList(0, 1));
             IngestService after = new IngestService(config(tmp.resolve("after"))).start(bs);
             List<StepRecord> steps = new ArrayList<>();
@@ -64,7 +64,7 @@ class IngestRestartIT {
             SdkSteps.read(bs, Topics.DLQ.topicName(), 1).forEach(v -> dead.add(EventSerdes.DEAD_LETTER.decode(v)));
             after.close();
 
-            assertThat(steps).extracting(StepRecord::getStepId).containsExactlyInAnyOrder(1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L, 10L, 100L, 101L);
+            assertThat(steps).extracting(StepRecord::getStepId).containsExactly(1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L, 10L, 11L, 12L);
             assertThat(steps).allSatisfy(s -> assertThat(s.getPhases()).hasSize(7));
             assertThat(dead).extracting(DeadLetter::getReasonCode).containsExactly("DUPLICATE_STEP");
         }
