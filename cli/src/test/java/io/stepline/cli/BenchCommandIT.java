@@ -83,7 +83,7 @@ class BenchCommandIT {
         assertThat(fig.get("step_record_latency_p99_ms").asDouble()).isGreaterThanOrEqualTo(stepRecordP50).isLessThan(60_000.0);
         assertThat(fig.get("verdict_latency_p99_ms").asDouble()).isGreaterThanOrEqualTo(fig.get("verdict_latency_p50_ms").asDouble());
         // the steady half from inside (SteadyHalfIT measures it on a stage of its own): when this short run's output
-        // came in more than one poll, both stages' stream threads, and what the verdicts topic grew by
+        // came in more than one poll, both stages' stream threads
         JsonNode steady = fig.get("steady");
         if (steady == null) {
             return;
@@ -94,7 +94,9 @@ class BenchCommandIT {
             assertThat(t.get("cpu_share").asDouble()).as(stage).isBetween(0.0, 1.05);
             assertThat(t.get("txn_commit_share").asDouble()).as(stage).isBetween(0.0, t.get("blocked_share").asDouble() + 1e-6);
         }
-        assertThat(steady.get("offsets_per_step").get("stepline.verdicts").asDouble()).isPositive();
+        // not what the topics grew by: the half's offsets are read when the reader sees the half begin, and this run's
+        // output is written in under a second, at times all of it by then (stepline.verdicts had not grown in 3 runs of 10
+        // on 2026-12-01); SteadyHalfIT reads them over a stage of its own
     }
 
     /** Runs {@code bench} with {@code args}, asserts picocli's exit code for a bad parameter, returns what it said. */

@@ -54,6 +54,8 @@ final class StepOrder {
         int held;
         long lowestHeld = Long.MAX_VALUE;
         boolean dirty;
+        /** The state holds this cursor (written while steps were held). */
+        boolean stored;
 
         long encoded() {
             return last == NONE ? NONE : last << 1 | (successorComing ? 1 : 0);
@@ -211,6 +213,7 @@ final class StepOrder {
             if (kept != null && kept != Cursor.NONE) {
                 c.last = kept >> 1;
                 c.successorComing = (kept & 1) == 1;
+                c.stored = true;
             }
             for (Map.Entry<String, AssemblerHeldSummary> e : state.orderHeld.withPrefix(inst + "|")) {
                 c.held++;
@@ -220,11 +223,20 @@ final class StepOrder {
         });
     }
 
+    /**
+     * Stored only while steps are held: a restarted task needs the instance's place to release them in order, and without
+     * held steps its next step may set the place afresh, as an instance's first does. So an instance whose batches come in
+     * order adds no write to ingest's commits.
+     */
     private static void save(String inst, Cursor c, AssemblerState state) {
-        if (c.dirty) {
+        if (c.held > 0 && (c.dirty || !c.stored)) {
             state.orderCursor.put(inst, c.encoded());
-            c.dirty = false;
+            c.stored = true;
+        } else if (c.held == 0 && c.stored) {
+            state.orderCursor.delete(inst);
+            c.stored = false;
         }
+        c.dirty = false;
     }
 
     /** Held steps sort by id within the instance: the id zero-padded (ids lie in 0..StepMapper.MAX_STEP_ID, as the cursor's encoding needs). */
