@@ -331,6 +331,30 @@ class EpisodeLatchTest {
     }
 
     @Test
+    void aFlaggedPrefillHeavyStepAmidFlagsEndsTheWaitForASurgesEndAndClosesIt() {
+        // the steps never came back near the model (the level still catching up with the surge), then a slowdown
+        EpisodeLatch l = surged();
+        for (int i = 0; i < 10; i++) {
+            assertThat(l.observe(false, Math.log(1.15), NEAR, 0.1)).isFalse();
+        }
+        assertThat(l.observe(true, Math.log(2.0), NEAR, 0.1)).isFalse();
+        assertThat(l.observe(true, Math.log(2.0), NEAR, 0.1)).as("decode-heavy flags: the surge's as much as a slowdown's").isFalse();
+        assertThat(l.surge()).isTrue();
+        EpisodeLatch restored = throughHeader(l);
+        for (EpisodeLatch x : java.util.List.of(l, restored)) {
+            assertThat(x.observe(true, Math.log(2.0), NEAR, 0.7)).as("a prefill-heavy step flagged: the device is slow").isTrue();
+            assertThat(x.surge()).isFalse();
+        }
+        // a prefill-heavy step flagged on its own among unflagged steps (a stall) is no burst
+        EpisodeLatch alone = surged();
+        for (int i = 0; i < 10; i++) {
+            alone.observe(false, Math.log(1.15), NEAR, 0.1);
+        }
+        assertThat(alone.observe(true, Math.log(2.0), NEAR, 0.7)).isFalse();
+        assertThat(alone.surge()).isTrue();
+    }
+
+    @Test
     void anEpisodeWhosePrefillHeavyStepsAreAsSlowIsASlowdownAndStaysClosed() {
         EpisodeLatch l = new EpisodeLatch();
         calm(l, 50);
