@@ -378,7 +378,8 @@ public final class RobustRoofline implements LatencyDetector {
             witness.drifted();
         }
         boolean calm = recent.calm();
-        recent.judged(known, logRatio);
+        double learnLog = Math.max(Math.log(s.learnRatio()), 2.5 * fit.sigma());
+        recent.judged(known, logRatio, learnLog);
         // a prefill-heavy step's own part: the batch level follows a regression in the decode part of every step, so
         // its ratio is diluted by the decode part it scales up (a 1.3x regression read 1.15x at a prefill share of 0.6)
         double prefillLog = known && share >= EpisodeLatch.PREFILL_SHARE
@@ -395,7 +396,6 @@ public final class RobustRoofline implements LatencyDetector {
         boolean driftReads = known || !recent.inBurst();
         Assessment.Drift shift = watchDrift(driftReads ? logRatio : Double.NaN, step.getStartUnixNano(), known && calm, prefillLog);
         boolean filled = cells.count(slot) >= s.pointsPerCell() / 2;
-        double learnLog = Math.max(Math.log(s.learnRatio()), 2.5 * fit.sigma());
         boolean latched = level.latch(outlier, logRatio, learnLog, share);
         // Amid reports the context level follows only steps within the learning ratio, not within the margin a noisy
         // instance's spread widens it to: at 2.5 sigma of 10% it followed a 1.55x throttle's fastest steps, and the

@@ -10,10 +10,16 @@ import io.stepline.events.RooflineStateHeader;
 class RecentVerdictsTest {
     private static final double SLOW = Math.log(1.6);
     private static final double NEAR = Math.log(1.02);
+    /** A quiet instance's learning margin: the default learning ratio, narrower than {@link RecentVerdicts#LOG_ELEVATED}. */
+    private static final double QUIET_MARGIN = Math.log(1.08);
 
     /** One judged step: its ratio first, then its verdict, as the robust roofline feeds them. */
     private static void step(RecentVerdicts r, boolean known, boolean reported, double logRatio) {
-        r.judged(known, logRatio);
+        step(r, known, reported, logRatio, QUIET_MARGIN);
+    }
+
+    private static void step(RecentVerdicts r, boolean known, boolean reported, double logRatio, double learnLog) {
+        r.judged(known, logRatio, learnLog);
         r.verdict(known, reported, logRatio);
     }
 
@@ -50,20 +56,20 @@ class RecentVerdictsTest {
     @Test
     void aChainMayStartOnlyAtTheFirstStepOfNewWorkRightAfterThreeReportedKnownSteps() {
         RecentVerdicts r = afterSlowKnownSteps(2);
-        r.judged(false, SLOW);
+        r.judged(false, SLOW, QUIET_MARGIN);
         assertThat(r.justLeftSlowKnownWork()).as("two reported known steps").isFalse();
         r.verdict(false, true, SLOW);
         r = afterSlowKnownSteps(3);
-        r.judged(false, SLOW);
+        r.judged(false, SLOW, QUIET_MARGIN);
         assertThat(r.justLeftSlowKnownWork()).isTrue();
         r.verdict(false, true, SLOW);
-        r.judged(false, SLOW);
+        r.judged(false, SLOW, QUIET_MARGIN);
         assertThat(r.justLeftSlowKnownWork()).as("the second step of new work").isFalse();
         r.verdict(false, true, SLOW);
         // a known step not reported clears the count
         r = afterSlowKnownSteps(5);
         step(r, true, false, NEAR);
-        r.judged(false, SLOW);
+        r.judged(false, SLOW, QUIET_MARGIN);
         assertThat(r.justLeftSlowKnownWork()).isFalse();
     }
 
@@ -190,6 +196,38 @@ class RecentVerdictsTest {
         // just under the line: one elevated known step brings the episode back
         step(r, true, true, SLOW);
         assertThat(r.calm()).isFalse();
+    }
+
+    @Test
+    void onANoisyInstanceKnownStepsWithinItsLearningMarginEndAnEpisode() {
+        double noisyMargin = 2.5 * 0.08;
+        double healthyButOver = Math.log(1.15);
+        RecentVerdicts noisy = afterSlowKnownSteps(200);
+        RecentVerdicts quiet = afterSlowKnownSteps(200);
+        for (int i = 0; i < RecentVerdicts.EPISODE_OVER_RUN; i++) {
+            step(noisy, true, false, healthyButOver, noisyMargin);
+            step(quiet, true, false, healthyButOver, QUIET_MARGIN);
+        }
+        assertThat(noisy.calm()).as("1.15x is within 2.5 sigma of an 8%-spread instance").isTrue();
+        assertThat(quiet.calm()).as("1.15x is over 1.1x, the quiet instance's near").isFalse();
+        // a step over the margin breaks the run; the steps after start it again
+        RecentVerdicts broken = afterSlowKnownSteps(200);
+        for (int i = 0; i < RecentVerdicts.EPISODE_OVER_RUN - 1; i++) {
+            step(broken, true, false, healthyButOver, noisyMargin);
+        }
+        step(broken, true, false, noisyMargin + 0.01, noisyMargin);
+        for (int i = 0; i < RecentVerdicts.EPISODE_OVER_RUN - 1; i++) {
+            step(broken, true, false, healthyButOver, noisyMargin);
+        }
+        assertThat(broken.calm()).as("seven near steps since the one over the margin").isFalse();
+        step(broken, true, false, healthyButOver, noisyMargin);
+        assertThat(broken.calm()).isTrue();
+        // a margin narrower than 1.1x, or none yet, is taken as 1.1x
+        RecentVerdicts unknown = afterSlowKnownSteps(200);
+        for (int i = 0; i < RecentVerdicts.EPISODE_OVER_RUN; i++) {
+            step(unknown, true, false, Math.log(1.09), Double.NaN);
+        }
+        assertThat(unknown.calm()).isTrue();
     }
 
     @Test
