@@ -45,14 +45,14 @@ final class RecentVerdicts {
      * under 1.1x one time in five, eight in a row about twice in a million.
      * <p>
      * Near is within the model's learning margin where that is wider than 1.1x ({@link #judged}): on a noisy instance
-     * (2.5 sigma of its spread above log 1.1) a healthy known step runs over 1.1x one time in four or more, eight in a
-     * row under it came too seldom, and episodes outlived their faults. After a contention on a decode instance with 7.5% spread the share
-     * stayed over the line for hundreds of steps; the new cells the load moved into, where the fit erred 1.17x low,
-     * learned nothing, and the instance had 53 healthy steps flagged, 8 now (validation-style noisy-8804, v-dec-7b-b;
-     * docs/BENCHMARKS.md, stop 65). The price: under a 1.2x regression with 10% spread (a margin of 1.28x) eight known
-     * steps in a row within it come about one time in ten, so such an episode ends early and new cells may learn the
-     * regression; the drift watch, which reads known steps, still reports it (every sustained regression in the sets
-     * measured was).
+     * (2.5 sigma of its spread above log 1.1) a healthy known step ran over 1.1x one time in six, more right after an
+     * episode, eight in a row under it came too seldom, and episodes outlived their faults. After a contention on a
+     * decode instance with 7.5% spread the share stayed over the line for 100-150 steps after each episode; the new
+     * cells the load moved into, where the fit erred 1.17x low, learned nothing, and the instance had 53 healthy steps
+     * flagged, 8 now (validation-style noisy-8804, v-dec-7b-b; docs/BENCHMARKS.md, stop 65). The price: under a 1.2x
+     * regression with 10% spread (a margin of 1.28x) eight known steps in a row within it come about one time in ten,
+     * so such an episode ends early and new cells may learn the regression; the drift watch, which reads known steps,
+     * still reports it (every sustained regression in the sets measured was).
      */
     static final int EPISODE_OVER_RUN = 8;
     /** The elevated share once {@link #EPISODE_OVER_RUN} healthy known steps came in a row: just under the calm line. */
