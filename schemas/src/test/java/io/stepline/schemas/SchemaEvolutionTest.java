@@ -160,7 +160,7 @@ class SchemaEvolutionTest {
     @Test
     void rooflineHeaderWrittenBeforeTheBatchLevelIsReadWithAnEmptyOne() throws IOException {
         List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName());
-        assertThat(history).hasSize(14);
+        assertThat(history).hasSize(15);
         Schema v1 = history.get(0);
         assertThat(v1.getField("batch_level")).isNull();
         assertThat(history.get(1).getField("latch_closed")).isNotNull();
@@ -372,6 +372,19 @@ class SchemaEvolutionTest {
         // new work after the restore is judged as before the chain: a chain starts only right after slow known work
         assertThat(header.getChainActive()).isFalse();
         assertThat(header.getChainErrorLog()).isZero();
+    }
+
+    @Test
+    void rooflineHeaderWrittenBeforeALatchCouldResumeItsEpisodeReadsAsNoneToResume() throws IOException {
+        Schema header15 = olderVersion(io.stepline.events.RooflineStateHeader.getClassSchema(), 14, "chain_error_log", "latch_resume_steps");
+        GenericRecord old = olderHeader(header15, 16_000L, 0.6);
+        old.put("latch_drop_steps", 4);
+        old.put("chain_active", true);
+        io.stepline.events.RooflineStateHeader header = EventSerdes.ROOFLINE_STATE_HEADER.decode(written(header15, old));
+        assertThat(header.getLatchDropSteps()).isEqualTo(4);
+        assertThat(header.getChainActive()).isTrue();
+        // the next closing of the latch is a new episode, measured at its onset, as before the field
+        assertThat(header.getLatchResumeSteps()).isZero();
     }
 
     @Test

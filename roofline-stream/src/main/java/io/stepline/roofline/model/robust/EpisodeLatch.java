@@ -13,7 +13,8 @@ import io.stepline.events.RooflineStateHeader;
  * because the held model falls behind the drift it no longer follows: after a short slowdown the
  * steps may never come back near it. For the same reason, once opened on a drop, flags from where the
  * steps dropped to do not close it again (they are the drift, not a new jump), and a prefill-heavy
- * step still as slow as the episode counts against a drop (the drift is in the decode-heavy steps).
+ * step still as slow as the episode counts against a drop (the drift is in the decode-heavy steps), and flags back at
+ * the episode's slowdown soon after a drop resume that episode with its measure ({@link #RESUME_STEPS}).
  *
  * <p>Held still for a throttle of a thousand steps, the model falls far behind, and the throttle's
  * steps drift under the bound as the unreported context moves. So the latch also measures the
@@ -97,6 +98,22 @@ final class EpisodeLatch {
      * took it in (validation gen.py 4301, v-mix-7b-log: 97 of its 194 steps missed; none with it).
      */
     static final int JUMP_NEAR_RUN = 3;
+    /**
+     * Steps after the latch opened on its drop within which flags back at the episode's slowdown resume that episode (its
+     * measure kept, not taken again from the new onset), and the prefill-heavy steps still at it teach the calm mean
+     * nothing. Where the load moves into decode batches lighter than any the model knows, the extrapolation runs high
+     * there and a throttle's steps read near the model: the latch opens on the drop while the prefill-heavy steps still
+     * run at the slowdown. Re-measured when the flags came back, the onset took those light steps (1.35x for a 1.52x
+     * throttle), the prefill-heavy steps' rise was read against a calm mean that had taken the throttle's (1.22x), and the
+     * batch level, learning the episode's steps net of the smaller slowdown, took the rest of the throttle in four hundred
+     * steps (validation gen.py 8602, v-mix-7b-log: 281 of a 1,033-step 1.52x throttle's steps missed; 33 so). A new fault
+     * soon after is a new episode: its flags run more than {@link #DROP_LOG} over the episode's slowdown. Only an episode
+     * that saw {@link #PREFILL_WINDOW} prefill-heavy steps is resumed: a short one's measure is its onset's, no better
+     * than a new onset's. A 1.62x contention's first episode, 18 steps long, measured 1.28x; resumed when the flags came
+     * back, that measure stood where a new onset read it higher (validation-style faults2-8406, v-mix-7b-log: 15 more of
+     * its steps missed).
+     */
+    static final int RESUME_STEPS = 64;
 
     private int recentFlags;
     /**
@@ -123,6 +140,8 @@ final class EpisodeLatch {
     /** Length of the last run of steps near the model, and judged steps since its last step (0: this one was near). */
     private int lastNearRun;
     private int sinceNear;
+    /** Steps left in which flags back at the last episode's slowdown resume it ({@link #RESUME_STEPS}; 0: none). */
+    private int resumeSteps;
 
     /**
      * Takes one judged step: flagged or not, its log ratio to the model, the margin within which it is
@@ -170,6 +189,7 @@ final class EpisodeLatch {
                 nearRun = 0;
                 steps = 0;
                 dropSteps = dropped && !surge ? DROP_STEPS : 0; // opened on its drop: see droppedBelow
+                resumeSteps = dropped && !surge && prefillSteps >= PREFILL_WINDOW ? RESUME_STEPS : 0;
             }
             return closed;
         }
@@ -182,6 +202,11 @@ final class EpisodeLatch {
         // 1.57x throttle of 690 steps on validation gen.py 8403's log instance ended at 1.3x over the model and every step
         // above the bound was flagged for 400 steps, 249 of them clean. Flags back at the episode's slowdown still close it
         boolean droppedTo = dropSteps >= DROP_STEPS && droppedBelow(clamped);
+        // a prefill-heavy step says whether the episode the latch opened on goes on: still at its slowdown, or below
+        boolean episodeGoesOn = resumeSteps > 0 && prefillShare >= PREFILL_SHARE && !droppedBelow(clamped);
+        if (resumeSteps > 0) {
+            resumeSteps = prefillShare >= PREFILL_SHARE && !episodeGoesOn ? 0 : resumeSteps - 1;
+        }
         boolean jumpAfterSurge = false;
         if (surge) {
             steps++;
@@ -200,6 +225,16 @@ final class EpisodeLatch {
         }
         if ((jumpAfterSurge || !surge && !waitedForSurge) && outlier && Integer.bitCount(recentFlags) >= CLOSE_FLAGS && calmLog < CALM_LOG
                 && !droppedTo) {
+            if (resumes(clamped)) {
+                closed = true;
+                resumeSteps = 0;
+                steps = 0;
+                nearRun = 0;
+                dropSteps = 0;
+                shortLog = clamped;
+                return true;
+            }
+            resumeSteps = 0;
             closed = true;
             steps = 0;
             nearRun = 0;
@@ -213,7 +248,7 @@ final class EpisodeLatch {
             prefillLog = 0;
             return true;
         }
-        if (prefillShare >= PREFILL_SHARE && !surge) {
+        if (prefillShare >= PREFILL_SHARE && !surge && !episodeGoesOn) {
             // flagged or not: a model far above the prefill-heavy steps never flags them, one far below flags many
             calmPrefillLog += CALM_ALPHA * (clamped - calmPrefillLog);
         }
@@ -229,6 +264,14 @@ final class EpisodeLatch {
      */
     private boolean droppedBelow(double clamped) {
         return clamped < Math.min(episodeLog, onsetLog) - DROP_LOG;
+    }
+
+    /**
+     * Whether a jump to flags at {@code clamped} resumes the episode the latch opened on ({@link #RESUME_STEPS}): neither
+     * dropped below its slowdown nor more than {@link #DROP_LOG} over it.
+     */
+    private boolean resumes(double clamped) {
+        return resumeSteps > 0 && !droppedBelow(clamped) && clamped <= Math.max(episodeLog, onsetLog) + DROP_LOG;
     }
 
     /** The state as the header stores it. */
@@ -250,6 +293,7 @@ final class EpisodeLatch {
         h.setLatchLastNearRun(lastNearRun);
         h.setLatchSinceNear(sinceNear);
         h.setLatchByPrefill(byPrefill);
+        h.setLatchResumeSteps(resumeSteps);
     }
 
     void restore(RooflineStateHeader h) {
@@ -270,6 +314,7 @@ final class EpisodeLatch {
         lastNearRun = h.getLatchLastNearRun();
         sinceNear = h.getLatchSinceNear();
         byPrefill = h.getLatchByPrefill();
+        resumeSteps = h.getLatchResumeSteps();
     }
 
     /** Whether the latch is closed and has measured the episode's slowdown at its onset. */
@@ -330,6 +375,7 @@ final class EpisodeLatch {
     }
 
     void release() {
+        resumeSteps = 0;
         closed = false;
         dropSteps = 0;
         surge = false;

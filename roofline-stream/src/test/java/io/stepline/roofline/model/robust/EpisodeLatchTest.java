@@ -417,6 +417,90 @@ class EpisodeLatchTest {
         assertThat(s.surge()).isTrue();
     }
 
+    /**
+     * A 1.5x throttle on an iteration log whose load moves into decode batches lighter than any the model knows: the
+     * extrapolation runs high there, those steps read 1.05x, and the latch opens on the drop while the prefill-heavy steps
+     * still run at 1.5x. When the flags come back at the slowdown the episode resumes with its measure: the light steps
+     * among the first after it (1.1x) are no new onset, and the prefill-heavy steps of the gap taught the calm mean
+     * nothing. A latch restored in the gap resumes alike.
+     */
+    @Test
+    void flagsBackAtTheSlowdownSoonAfterADropResumeTheEpisodeWithItsMeasure() {
+        EpisodeLatch l = droppedIntoLightWorkDuringA15xThrottle();
+        EpisodeLatch restored = throughHeader(l);
+        for (EpisodeLatch x : java.util.List.of(l, restored)) {
+            assertThat(x.observe(true, Math.log(1.5), NEAR, 0.1)).isFalse();
+            assertThat(x.observe(true, Math.log(1.5), NEAR, 0.1)).as("the flags back close it").isTrue();
+            assertThat(x.measured()).as("resumed, not measured again").isTrue();
+            for (int i = 0; i < 24; i++) {
+                boolean slow = i % 2 == 0;
+                assertThat(x.observe(slow, Math.log(slow ? 1.5 : 1.1), NEAR, i % 8 == 0 ? 0.7 : 0.1)).isTrue();
+            }
+            assertThat(Math.exp(x.slowdownLog())).isCloseTo(1.5, within(0.03));
+            assertThat(Math.exp(x.prefillRiseLog())).as("the gap's prefill-heavy steps were not calm").isCloseTo(1.5, within(0.03));
+        }
+    }
+
+    /** A fault well over the episode's slowdown soon after the drop is a new episode, measured at its own onset. */
+    @Test
+    void aJumpWellOverTheSlowdownSoonAfterADropIsANewEpisode() {
+        EpisodeLatch l = droppedIntoLightWorkDuringA15xThrottle();
+        for (int i = 0; i < EpisodeLatch.ONSET_STEPS + 1; i++) {
+            l.observe(true, Math.log(2.1), NEAR, 0.1);
+        }
+        assertThat(l.closed()).isTrue();
+        assertThat(Math.exp(l.slowdownLog())).isCloseTo(2.1, within(0.01));
+    }
+
+    /** The flags back come after {@link EpisodeLatch#RESUME_STEPS}: a new episode, measured at its onset. */
+    @Test
+    void flagsBackAtTheSlowdownLongAfterADropAreANewEpisode() {
+        EpisodeLatch l = droppedIntoLightWorkDuringA15xThrottle();
+        for (int i = 0; i < EpisodeLatch.RESUME_STEPS; i++) {
+            assertThat(l.observe(false, Math.log(1.05), NEAR, 0.1)).isFalse();
+        }
+        l.observe(true, Math.log(1.5), NEAR, 0.1);
+        assertThat(l.observe(true, Math.log(1.5), NEAR, 0.1)).isTrue();
+        assertThat(l.measured()).as("its onset to be measured").isFalse();
+    }
+
+    /** An episode too short to have read its prefill-heavy steps is not resumed: its measure is an onset's like a new one's. */
+    @Test
+    void flagsBackSoonAfterTheDropOfAShortEpisodeAreANewEpisode() {
+        EpisodeLatch l = droppedIntoLightWorkDuringA15xThrottle(20);
+        l.observe(true, Math.log(1.5), NEAR, 0.1);
+        assertThat(l.observe(true, Math.log(1.5), NEAR, 0.1)).isTrue();
+        assertThat(l.measured()).as("its onset to be measured").isFalse();
+    }
+
+    private static EpisodeLatch droppedIntoLightWorkDuringA15xThrottle() {
+        return droppedIntoLightWorkDuringA15xThrottle(100);
+    }
+
+    /**
+     * A 1.5x episode of {@code steps} on an iteration log (every fourth step prefill-heavy), then decode steps at 1.05x amid
+     * prefill-heavy ones still at 1.5x: the drop opens it.
+     */
+    private static EpisodeLatch droppedIntoLightWorkDuringA15xThrottle(int steps) {
+        EpisodeLatch l = new EpisodeLatch();
+        calmWithPrefills(l, 400, 1.0);
+        burst(l, 1.5);
+        for (int i = 0; i < steps; i++) {
+            assertThat(l.observe(true, Math.log(1.5), NEAR, i % 4 == 0 ? 0.7 : 0.1)).isTrue();
+        }
+        assertThat(Math.exp(l.slowdownLog())).isCloseTo(1.5, within(0.01));
+        int closedFor = 0;
+        for (int i = 0; l.observe(i % 8 == 0, Math.log(i % 8 == 0 ? 1.5 : 1.05), NEAR, i % 8 == 0 ? 0.7 : 0.1); i++) {
+            closedFor++;
+        }
+        assertThat(closedFor).as("steps of the drop before it opened").isBetween(4, 12);
+        // the light work goes on, the prefill-heavy steps still at the slowdown
+        for (int i = 1; i < 30; i++) {
+            assertThat(l.observe(i % 8 == 0, Math.log(i % 8 == 0 ? 1.5 : 1.05), NEAR, i % 8 == 0 ? 0.7 : 0.1)).isFalse();
+        }
+        return l;
+    }
+
     /** A latch restored from the header {@code l} saves, through its bytes as the detector's store has them. */
     private static EpisodeLatch throughHeader(EpisodeLatch l) {
         RooflineStateHeader header = RooflineStateHeader.newBuilder().setStepsSeen(0).setStepsSinceRefit(0).setExtrapolatedSteps(0)
