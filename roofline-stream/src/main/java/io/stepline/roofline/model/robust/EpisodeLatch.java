@@ -185,11 +185,13 @@ final class EpisodeLatch {
             // against the onset's measure: by the prefill-heavy steps' own, a surge would never be one
             surge = measured() && prefillSteps >= PREFILL_EVIDENCE && prefillRise() < SURGE_SHARE * onsetSlowdownLog();
             if (nearRun >= EXIT_RUN || dropped || steps > MAX_STEPS || surge) {
+                boolean resumable = dropped && !surge && prefillSteps >= PREFILL_WINDOW;
                 closed = false;
                 nearRun = 0;
-                steps = 0;
+                // a resumed episode goes on counting toward MAX_STEPS: drops and resumes do not hold it longer
+                steps = resumable ? steps : 0;
                 dropSteps = dropped && !surge ? DROP_STEPS : 0; // opened on its drop: see droppedBelow
-                resumeSteps = dropped && !surge && prefillSteps >= PREFILL_WINDOW ? RESUME_STEPS : 0;
+                resumeSteps = resumable ? RESUME_STEPS : 0;
             }
             return closed;
         }
@@ -228,7 +230,6 @@ final class EpisodeLatch {
             if (resumes(clamped)) {
                 closed = true;
                 resumeSteps = 0;
-                steps = 0;
                 nearRun = 0;
                 dropSteps = 0;
                 shortLog = clamped;

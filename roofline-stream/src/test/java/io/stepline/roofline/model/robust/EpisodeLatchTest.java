@@ -441,6 +441,20 @@ class EpisodeLatchTest {
         }
     }
 
+    /** A resumed episode goes on counting its steps toward {@link EpisodeLatch#MAX_STEPS}: a drop does not start them again. */
+    @Test
+    void aResumedEpisodeOpensWhenAllItsHeldStepsReachTheLongest() {
+        EpisodeLatch l = droppedIntoLightWorkDuringA15xThrottle();
+        l.observe(true, Math.log(1.5), NEAR, 0.1);
+        assertThat(l.observe(true, Math.log(1.5), NEAR, 0.1)).isTrue();
+        int closedFor = 0;
+        while (l.observe(true, Math.log(1.5), NEAR, 0.1)) {
+            closedFor++;
+        }
+        // the episode was held 100 steps and its drop's before it opened
+        assertThat(closedFor).isBetween(EpisodeLatch.MAX_STEPS - 115, EpisodeLatch.MAX_STEPS - 100);
+    }
+
     /** A fault well over the episode's slowdown soon after the drop is a new episode, measured at its own onset. */
     @Test
     void aJumpWellOverTheSlowdownSoonAfterADropIsANewEpisode() {
