@@ -709,6 +709,53 @@ class ModelsTest {
                 .isEqualTo(judgedRestoredEvery(steps, Integer.MAX_VALUE, new HashMap<>()));
     }
 
+    /**
+     * Decode steps at 96-160 requests, healthy; then, from step 1,700, light steps only (8-48 requests: work the model has
+     * no offset for), the first 100 at 2.2x (a throttle in new work, longer than the known work speaks for
+     * it: a burst), the next 200 at {@code afterSlowdown}.
+     */
+    private static List<StepRecord> aThrottleInNewWorkThen(double afterSlowdown) {
+        SplittableRandom rng = new SplittableRandom(47);
+        List<StepRecord> steps = new ArrayList<>();
+        long id = 0;
+        for (; id < 1_700; id++) {
+            steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, 96 + rng.nextInt(65), 1.0));
+        }
+        for (int i = 0; i < 300; i++, id++) {
+            steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, 8 + rng.nextInt(41), i < 100 ? 2.2 : afterSlowdown));
+        }
+        return steps;
+    }
+
+    @Test
+    void newWorkFarUnderABurstsSlowdownIsNotFlaggedAsTheBurstsOnceNoStepOverItsOwnBoundComes() {
+        // Where a throttle ran all in new work and ended there, the healthy steps read what the fit errs by (here 1.3x):
+        // over the burst's 1.2x for new work, but far under the 2.2x the burst ran at. Flagged as the burst's, they kept
+        // it going and were flagged until the load came back to known work. Now for OWN_REPORT_WITHIN steps after the
+        // last step over its own bound (the burst's word, which does not lower its slowdown), then no more. New work still near the burst's slowdown (1.5x: more than half
+        // of it in log terms) goes on being flagged as the burst's.
+        List<Assessment> ended = assessAll(aThrottleInNewWorkThen(1.3));
+        List<Assessment> goesOn = assessAll(aThrottleInNewWorkThen(1.5));
+        assertThat(ended.subList(1_700, 1_800)).as("the throttle's steps in new work, 2.2x").allMatch(a -> a.verdict() == Verdict.OUTLIER);
+        assertThat(ended.subList(1_800, 2_000).stream().filter(a -> a.ratio() > RobustRoofline.BURST_NEW_WORK_RATIO).count())
+                .as("healthy new work reading over the burst's ratio for new work, of 200").isGreaterThanOrEqualTo(150);
+        long flaggedAfter = ended.subList(1_800 + RobustRoofline.OWN_REPORT_WITHIN, 2_000).stream()
+                .filter(a -> a.verdict() == Verdict.OUTLIER).count();
+        long flaggedGoingOn = goesOn.subList(1_800, 2_000).stream().filter(a -> a.verdict() == Verdict.OUTLIER).count();
+        assertThat(flaggedAfter).as("new work at 1.3x after a 2.2x burst, past the steps over their own bound").isLessThanOrEqualTo(2);
+        long flaggedWithin = ended.subList(1_800, 1_800 + RobustRoofline.OWN_REPORT_WITHIN).stream()
+                .filter(a -> a.ratio() > RobustRoofline.BURST_NEW_WORK_RATIO).filter(a -> a.verdict() == Verdict.OUTLIER).count();
+        long overWithin = ended.subList(1_800, 1_800 + RobustRoofline.OWN_REPORT_WITHIN).stream()
+                .filter(a -> a.ratio() > RobustRoofline.BURST_NEW_WORK_RATIO).count();
+        assertThat(flaggedWithin).as("the same within the steps a step over its own bound speaks for, of those over 1.2x")
+                .isEqualTo(overWithin).isGreaterThanOrEqualTo(RobustRoofline.OWN_REPORT_WITHIN / 2);
+        assertThat(flaggedGoingOn).as("new work at 1.5x after a 2.2x burst, of 200").isGreaterThanOrEqualTo(190);
+
+        List<StepRecord> steps = aThrottleInNewWorkThen(1.3).subList(0, 1_830);
+        assertThat(judgedRestoredEvery(steps, 1, new HashMap<>())).as("the burst and its last own report are part of the stored model")
+                .isEqualTo(judgedRestoredEvery(steps, Integer.MAX_VALUE, new HashMap<>()));
+    }
+
     private static List<Assessment> assessAll(List<StepRecord> steps) {
         RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
         List<Assessment> out = new ArrayList<>();

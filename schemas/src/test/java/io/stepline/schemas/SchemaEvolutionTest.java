@@ -160,7 +160,7 @@ class SchemaEvolutionTest {
     @Test
     void rooflineHeaderWrittenBeforeTheBatchLevelIsReadWithAnEmptyOne() throws IOException {
         List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName());
-        assertThat(history).hasSize(15);
+        assertThat(history).hasSize(16);
         Schema v1 = history.get(0);
         assertThat(v1.getField("batch_level")).isNull();
         assertThat(history.get(1).getField("latch_closed")).isNotNull();
@@ -385,6 +385,17 @@ class SchemaEvolutionTest {
         assertThat(header.getChainActive()).isTrue();
         // the next closing of the latch is a new episode, measured at its onset, as before the field
         assertThat(header.getLatchResumeSteps()).isZero();
+    }
+
+    @Test
+    void rooflineHeaderWrittenBeforeOwnReportsWereCountedReadsAsNoneLately() throws IOException {
+        Schema header16 = olderVersion(io.stepline.events.RooflineStateHeader.getClassSchema(), 15, "latch_resume_steps", "steps_since_own_report");
+        GenericRecord old = olderHeader(header16, 16_000L, 0.6);
+        old.put("latch_resume_steps", 9);
+        io.stepline.events.RooflineStateHeader header = EventSerdes.ROOFLINE_STATE_HEADER.decode(written(header16, old));
+        assertThat(header.getLatchResumeSteps()).isEqualTo(9);
+        // new work in a burst is flagged as the burst's only when near its slowdown until a step over its own bound comes
+        assertThat(header.getStepsSinceOwnReport()).isEqualTo(1024);
     }
 
     @Test

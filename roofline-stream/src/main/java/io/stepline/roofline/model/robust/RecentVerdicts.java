@@ -83,6 +83,20 @@ final class RecentVerdicts {
     static final int BURST_HOLD = 64;
     /** The share of the burst's log slowdown at or above which a step in new work keeps the burst going ({@link #verdict}). */
     static final double NEW_WORK_BURST_SHARE = 0.5;
+    /**
+     * Judged steps since the last one reported over its own bound within which a step of new work in a burst is
+     * flagged over {@link RobustRoofline#BURST_NEW_WORK_RATIO} whatever the burst's slowdown; after them only a step
+     * nearer that slowdown than healthy work is ({@link #nearBurstLog}). A burst fed only by new work flagged as its own
+     * speaks for nothing but itself: when a young instance's throttle, which ran all in new work at 2.0-2.6x, ended
+     * there, the healthy steps read 1.2-1.35x against a fit erring low, and flagged over 1.2x they kept the burst going
+     * for 800 steps (validation-style fleet2-9001, w-dec-70b-bs: 123 healthy steps flagged). Only half the burst's
+     * slowdown at all times cost recall where a contention's decode steps read 1.2-1.3x against a fit erring high,
+     * under half of the 1.6-2.0x its prefill steps, each over its bound, ran at every 2-12 steps (fleet2-8502,
+     * w-mix-70b-a: 28 more of a 1.72x contention's steps missed); 16 steps span those gaps.
+     */
+    static final int OWN_REPORT_WITHIN = 16;
+    /** {@link #stepsSinceOwnReport} when none came lately: its cap, and what a header from before it reads as. */
+    static final int NO_OWN_REPORT = 1024;
     /** Weight of one reported step in the burst's mean log ratio (~8 steps). */
     static final double BURST_ALPHA = 1.0 / 8;
     /**
@@ -111,6 +125,8 @@ final class RecentVerdicts {
     private int knownFlags;
     /** Log ratio of the last judged step in a known cell ({@link #healthyKnownWork}). */
     private double lastKnownLog;
+    /** Judged steps since the last one reported over its own bound, up to {@link #NO_OWN_REPORT}. */
+    private int stepsSinceOwnReport = NO_OWN_REPORT;
 
     /**
      * A burst is under way: at least {@link EpisodeLatch#BURST_FLAGS} of the last four judged steps were reported (or,
@@ -123,6 +139,24 @@ final class RecentVerdicts {
     /** The log of the slowdown the burst's reported steps ran at. */
     double burstLog() {
         return burstLog;
+    }
+
+    /**
+     * The log ratio at and above which a step of new work is nearer the burst's slowdown than healthy work
+     * ({@link #NEW_WORK_BURST_SHARE} of it): such a step keeps the burst going.
+     */
+    double nearBurstLog() {
+        return NEW_WORK_BURST_SHARE * burstLog;
+    }
+
+    /** A step was reported over its own bound within the last {@link #OWN_REPORT_WITHIN} judged steps, this one counted. */
+    boolean ownReportLately() {
+        return stepsSinceOwnReport <= OWN_REPORT_WITHIN;
+    }
+
+    /** A judged step: reported over its own bound or not (called before the rules that flag it on the burst's word). */
+    void ownReport(boolean overItsBound) {
+        stepsSinceOwnReport = overItsBound ? 0 : Math.min(NO_OWN_REPORT, stepsSinceOwnReport + 1);
     }
 
     /** No episode is under way: under {@link #MAX_CALM_ELEVATED_SHARE} of the recent steps ran above the model. */
@@ -216,7 +250,7 @@ final class RecentVerdicts {
         // healthy one there, or a known step under the bound, ends it as before. Not every step of new work over 1.1x:
         // after a 1.9x contention healthy new work read 1.15-1.3x against a fit that erred low there, and kept the burst
         // going through 19 false positives (validation gen.py 5303, docs/BENCHMARKS.md, stop 52).
-        boolean burstGoesOn = reported || !known && inBurst() && logRatio >= NEW_WORK_BURST_SHARE * burstLog;
+        boolean burstGoesOn = reported || !known && inBurst() && logRatio >= nearBurstLog();
         recentReports = ((recentReports << 1) | (burstGoesOn ? 1 : 0)) & RECENT_REPORTS_MASK;
         if (reported) {
             burstLog += BURST_ALPHA * (Math.max(0, Math.min(EpisodeLatch.CLAMP_LOG, logRatio)) - burstLog);
@@ -234,6 +268,7 @@ final class RecentVerdicts {
         h.setKnownFlags(knownFlags);
         h.setLastKnownLog(lastKnownLog);
         h.setHealthyKnownRun(healthyKnownRun);
+        h.setStepsSinceOwnReport(stepsSinceOwnReport);
     }
 
     void restore(RooflineStateHeader h) {
@@ -245,5 +280,6 @@ final class RecentVerdicts {
         knownFlags = h.getKnownFlags();
         lastKnownLog = h.getLastKnownLog();
         healthyKnownRun = h.getHealthyKnownRun();
+        stepsSinceOwnReport = h.getStepsSinceOwnReport();
     }
 }

@@ -131,10 +131,11 @@ public final class RobustRoofline implements LatencyDetector {
     static final int NEAR_CELL_APART = 2;
     /**
      * Within a burst (at least {@link EpisodeLatch#BURST_FLAGS} of the last four judged steps reported), a step in a cell
-     * without an offset of its own is flagged above this ratio instead of the extrapolation's wider bound. A slowdown
-     * often goes on while the load moves into work the model has not seen: there the fit can err high by 1.2-1.4x, and
-     * under the widened bound a 1.5x throttle read 1.15-1.26x and went unflagged (validation seed 991's v-dec-70b-a,
-     * a 1,130-step throttle: 250 of 626 steps missed). The burst is what says the device is slow; outside one, new work
+     * without an offset of its own is flagged above this ratio instead of the extrapolation's wider bound, while steps over
+     * their own bound still come ({@link RecentVerdicts#OWN_REPORT_WITHIN}; after them only nearer the burst's slowdown
+     * than healthy work). A slowdown often goes on while the load moves into work the model has not seen: there the fit
+     * can err high by 1.2-1.4x, and under the widened bound a 1.5x throttle read 1.15-1.26x and went unflagged
+     * (validation seed 991's v-dec-70b-a, a 1,130-step throttle: 250 of 626 steps missed). The burst is what says the device is slow; outside one, new work
      * keeps the wider bound. Compared on 30 validation-style sets at 1.15 and 1.2 (docs/BENCHMARKS.md, 2026-11-27,
      * stop 35): 1.15 took false positives over 0.1% on a 30,000-step set, as its reports kept their own bursts going.
      * So is work only larger than any seen (past {@link CostFit#BEYOND_FACTOR} times it), over the fit's extrapolation;
@@ -144,6 +145,8 @@ public final class RobustRoofline implements LatencyDetector {
     public static final double BURST_NEW_WORK_RATIO = 1.2;
     /** {@link RecentVerdicts#SLOW_KNOWN_WITHIN}, for tests outside the package. */
     public static final int SLOW_KNOWN_WITHIN = RecentVerdicts.SLOW_KNOWN_WITHIN;
+    /** {@link RecentVerdicts#OWN_REPORT_WITHIN}, for tests outside the package. */
+    public static final int OWN_REPORT_WITHIN = RecentVerdicts.OWN_REPORT_WITHIN;
     /**
      * Steps between refits while the instance is young ({@link #YOUNG_STEPS}): a model fitted on a first window that
      * a fault ran through, or that covered little of the instance's work, holds it for a whole refit interval, and a
@@ -374,6 +377,7 @@ public final class RobustRoofline implements LatencyDetector {
         // judged on every step: the witness and the run before it are kept whatever the verdict
         boolean byContext = level.byBatch() && witness.explains(steps, share, ratio, logRatio);
         boolean reported = outlier && !byContext;
+        recent.ownReport(reported);
         if (outlier && byContext) {
             witness.drifted();
         }
@@ -433,11 +437,20 @@ public final class RobustRoofline implements LatencyDetector {
         if (!chained && !known && (recent.inBurst() && !recent.healthyKnownWork() || slowKnown) && !byContext) {
             // in a burst of flagged steps (or right after flagged known work), work the model does not know is judged by
             // the burst, not the widened bound; a decode step far from every known cell, against the fit as the nearest
-            // known cell corrects it where that cell says the fit runs high (edgeOffset)
+            // known cell corrects it where that cell says the fit runs high (edgeOffset). Over the burst's ratio for new
+            // work while steps over their own bound still come (RecentVerdicts.OWN_REPORT_WITHIN), and after them only
+            // nearer the burst's slowdown than healthy work. A step flagged under that is flagged on the burst's word,
+            // not a measure of it, and leaves the burst's slowdown as it is: taken in, it pulled the slowdown down to
+            // its own, and healthy new work after a throttle read near it (fleet2-9001: 123 healthy steps flagged, 17 so)
             double burstExpected = expected * Math.exp(p <= 0 ? edgeOffset(key) : 0);
-            if (lat / burstExpected > BURST_NEW_WORK_RATIO && lat - burstExpected >= s.minExcessNs()) {
+            double burstRatio = lat / burstExpected;
+            double flagRatio = recent.ownReportLately() ? BURST_NEW_WORK_RATIO : Math.max(BURST_NEW_WORK_RATIO, Math.exp(recent.nearBurstLog()));
+            if (burstRatio > flagRatio && lat - burstExpected >= s.minExcessNs()) {
                 reported = true;
-                flaggedAbove = Math.min(bound, BURST_NEW_WORK_RATIO * burstExpected / expected);
+                flaggedAbove = Math.min(bound, flagRatio * burstExpected / expected);
+                if (Math.log(burstRatio) < recent.nearBurstLog()) {
+                    burstLogRatio = recent.burstLog();
+                }
             }
         }
         double episodeLog = latched ? level.episodeSlowdownLog() : Double.NaN;

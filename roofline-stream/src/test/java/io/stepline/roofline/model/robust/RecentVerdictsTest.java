@@ -231,6 +231,28 @@ class RecentVerdictsTest {
     }
 
     @Test
+    void aStepOverItsOwnBoundSpeaksForTheBurstForSixteenJudgedStepsItselfCounted() {
+        RecentVerdicts r = new RecentVerdicts();
+        assertThat(r.ownReportLately()).as("a fresh instance").isFalse();
+        r.ownReport(true);
+        assertThat(r.ownReportLately()).isTrue();
+        for (int i = 1; i <= RecentVerdicts.OWN_REPORT_WITHIN; i++) {
+            r.ownReport(false);
+            assertThat(r.ownReportLately()).as("%d judged steps after it", i).isTrue();
+        }
+        r.ownReport(false);
+        assertThat(r.ownReportLately()).as("%d judged steps after it", RecentVerdicts.OWN_REPORT_WITHIN + 1).isFalse();
+        for (int i = 0; i < 3 * RecentVerdicts.NO_OWN_REPORT; i++) {
+            r.ownReport(false);
+        }
+        RooflineStateHeader h = new RooflineStateHeader();
+        r.saveTo(h);
+        assertThat(h.getStepsSinceOwnReport()).as("capped").isEqualTo(RecentVerdicts.NO_OWN_REPORT);
+        r.ownReport(true);
+        assertThat(r.ownReportLately()).isTrue();
+    }
+
+    @Test
     void aRestoredCopyReadsAsTheOriginal() {
         RecentVerdicts r = new RecentVerdicts();
         for (int i = 0; i < 40; i++) {
@@ -238,6 +260,10 @@ class RecentVerdictsTest {
         }
         for (int i = 0; i < 3; i++) {
             step(r, false, true, SLOW);
+        }
+        r.ownReport(true);
+        for (int i = 0; i < 5; i++) {
+            r.ownReport(false);
         }
         assertThat(r.holdBeyondTraining()).isTrue();
         RooflineStateHeader h = new RooflineStateHeader();
@@ -257,5 +283,7 @@ class RecentVerdictsTest {
         assertThat(copy.inBurst()).isEqualTo(r.inBurst());
         assertThat(copy.burstLog()).isEqualTo(r.burstLog());
         assertThat(copy.slowInKnownWork()).isEqualTo(r.slowInKnownWork());
+        assertThat(again.getStepsSinceOwnReport()).isEqualTo(h.getStepsSinceOwnReport()).isEqualTo(5);
+        assertThat(copy.ownReportLately()).isTrue();
     }
 }
