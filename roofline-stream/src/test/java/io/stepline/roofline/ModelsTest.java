@@ -711,8 +711,8 @@ class ModelsTest {
 
     /**
      * Decode steps at 96-160 requests, healthy; then, from step 1,700, light steps only (8-48 requests: work the model has
-     * no offset for), the first 100 at 2.2x (a throttle in new work, longer than the known work speaks for
-     * it: a burst), the next 200 at {@code afterSlowdown}.
+     * no offset for), the first 100 at 2.2x (a throttle in new work, longer than the known work speaks for it: a burst),
+     * the next 200 at {@code afterSlowdown}.
      */
     private static List<StepRecord> aThrottleInNewWorkThen(double afterSlowdown) {
         SplittableRandom rng = new SplittableRandom(47);
@@ -732,8 +732,8 @@ class ModelsTest {
         // Where a throttle ran all in new work and ended there, the healthy steps read what the fit errs by (here 1.3x):
         // over the burst's 1.2x for new work, but far under the 2.2x the burst ran at. Flagged as the burst's, they kept
         // it going and were flagged until the load came back to known work. Now for OWN_REPORT_WITHIN steps after the
-        // last step over its own bound (the burst's word, which does not lower its slowdown), then no more. New work still near the burst's slowdown (1.5x: more than half
-        // of it in log terms) goes on being flagged as the burst's.
+        // last step over its own bound (the burst's word, which does not lower its slowdown), then no more. New work
+        // still near the burst's slowdown (1.5x: more than half of it in log terms) goes on being flagged as the burst's.
         List<Assessment> ended = assessAll(aThrottleInNewWorkThen(1.3));
         List<Assessment> goesOn = assessAll(aThrottleInNewWorkThen(1.5));
         assertThat(ended.subList(1_700, 1_800)).as("the throttle's steps in new work, 2.2x").allMatch(a -> a.verdict() == Verdict.OUTLIER);
