@@ -508,11 +508,8 @@ class ModelsTest {
         // (validation gen.py 4105 at 4,000 steps, v-dec-7b-b: 65 of a 1.95x slowdown's 82 steps missed). A slowdown
         // of 200 such steps still teaches some cells (86 of 140 flagged; without the rule 35 at 150).
         SplittableRandom rng = new SplittableRandom(43);
-        List<StepRecord> steps = new ArrayList<>();
-        long id = 0;
-        for (; id < 1_700; id++) {
-            steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, 96 + rng.nextInt(65), 1.0));
-        }
+        List<StepRecord> steps = healthyHeavyDecode(rng);
+        long id = steps.size();
         int throttled = 100;
         for (int i = 0; i < throttled + 160; i++, id++) {
             boolean heavy = i % 8 == 0;
@@ -669,11 +666,8 @@ class ModelsTest {
      */
     private static List<StepRecord> aBurstInNewWorkWithKnownStepsBetween(double knownSlowdown) {
         SplittableRandom rng = new SplittableRandom(43);
-        List<StepRecord> steps = new ArrayList<>();
-        long id = 0;
-        for (; id < 1_700; id++) {
-            steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, 96 + rng.nextInt(65), 1.0));
-        }
+        List<StepRecord> steps = healthyHeavyDecode(rng);
+        long id = steps.size();
         for (int i = 0; i < 200; i++, id++) {
             boolean knownStep = i % 5 == 4;
             steps.add(knownStep ? Steps.decodeStep(rng, "i", id, id * STEP_NS, 96 + rng.nextInt(65), knownSlowdown)
@@ -716,11 +710,8 @@ class ModelsTest {
      */
     private static List<StepRecord> aThrottleInNewWorkThen(double afterSlowdown) {
         SplittableRandom rng = new SplittableRandom(47);
-        List<StepRecord> steps = new ArrayList<>();
-        long id = 0;
-        for (; id < 1_700; id++) {
-            steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, 96 + rng.nextInt(65), 1.0));
-        }
+        List<StepRecord> steps = healthyHeavyDecode(rng);
+        long id = steps.size();
         for (int i = 0; i < 300; i++, id++) {
             steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, 8 + rng.nextInt(41), i < 100 ? 2.2 : afterSlowdown));
         }
@@ -754,6 +745,15 @@ class ModelsTest {
         List<StepRecord> steps = aThrottleInNewWorkThen(1.3).subList(0, 1_830);
         assertThat(judgedRestoredEvery(steps, 1, new HashMap<>())).as("the burst and its last own report are part of the stored model")
                 .isEqualTo(judgedRestoredEvery(steps, Integer.MAX_VALUE, new HashMap<>()));
+    }
+
+    /** 1,700 healthy decode steps at 96-160 requests, the training most scenarios here start from. */
+    private static List<StepRecord> healthyHeavyDecode(SplittableRandom rng) {
+        List<StepRecord> steps = new ArrayList<>();
+        for (long id = 0; id < 1_700; id++) {
+            steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, 96 + rng.nextInt(65), 1.0));
+        }
+        return steps;
     }
 
     private static List<Assessment> assessAll(List<StepRecord> steps) {
