@@ -8,6 +8,10 @@ nothing of it is copied here.
   fleet2   another fleet: 7B decode TP2 with a 1.3x regression, 70B mixed TP8 with phases, 7B prefill
            in form B, a 70B TP4 iteration log with a 1.25x regression, a sampled 70B TP4 decode
            instance, a 7B TP4 mixed instance without kv.*
+  fleet3   a third fleet, every instance a combination the other two do not have: 7B decode TP2 with
+           phases and light batches (1-64) and a 1.35x regression, 70B mixed TP8 sampled, 7B prefill
+           TP2 in form A, a 70B TP8 iteration log with a 1.3x regression, 70B decode TP2 in form B,
+           a 7B mixed instance without kv.* and a 1.2x regression
   faults2  another campaign: milder and longer faults (throttles of 500-2,000 steps at 1.5-1.6x,
            contention of 20-400 steps at 1.5-2x, kernel slowdowns 1.5-2.2x) packed closer together;
            throttles beyond 1,200 steps are longer than issue 15 asks the detector to tell from a
@@ -28,7 +32,7 @@ sys.path.insert(0, VALIDATION)
 import numpy as np  # noqa: E402
 import gen  # noqa: E402
 
-VARIANTS = ('base', 'noisy', 'fleet2', 'faults2')
+VARIANTS = ('base', 'noisy', 'fleet2', 'fleet3', 'faults2')
 
 
 def noisy():
@@ -44,6 +48,17 @@ def fleet2():
         ('w-mix-70b-log', '70b', 4, 'mixed', 'logs', (8, 128), 0.03, {'sustained': 1.25}),
         ('w-dec-70b-bs', '70b', 4, 'decode', 'B-sampled', (16, 300), 0.03, {}),
         ('w-mix-7b-nokv', '7b', 4, 'mixed', 'A-nokv', (2, 64), 0.04, {}),
+    ]
+
+
+def fleet3():
+    gen.INSTANCES = [
+        ('x-dec-7b-a', '7b', 2, 'decode', 'A+phases', (1, 64), 0.035, {'sustained': 1.35}),
+        ('x-mix-70b-bs', '70b', 8, 'mixed', 'B-sampled', (16, 320), 0.02, {}),
+        ('x-pre-7b-a', '7b', 2, 'prefill', 'A', (1, 8), 0.03, {}),
+        ('x-mix-70b-log', '70b', 8, 'mixed', 'logs', (16, 256), 0.025, {'sustained': 1.3}),
+        ('x-dec-70b-b', '70b', 2, 'decode', 'B', (2, 96), 0.04, {}),
+        ('x-mix-7b-nokv', '7b', 1, 'mixed', 'A-nokv', (8, 160), 0.03, {'sustained': 1.2}),
     ]
 
 
@@ -83,7 +98,7 @@ def main():
     if len(sys.argv) < 2 or sys.argv[1] not in VARIANTS:
         sys.exit('usage: validation_variants.py {%s} --out DIR [--seed N] [--steps N]' % ','.join(VARIANTS))
     name = sys.argv.pop(1)
-    {'base': lambda: None, 'noisy': noisy, 'fleet2': fleet2, 'faults2': faults2}[name]()
+    {'base': lambda: None, 'noisy': noisy, 'fleet2': fleet2, 'fleet3': fleet3, 'faults2': faults2}[name]()
     sys.argv[0] = 'gen.py'
     gen.main()
 
