@@ -311,56 +311,7 @@ public final class RobustRoofline implements LatencyDetector {
         double batchHere = level.batchAt(bx);
         double levelHere = level.of(share, batchHere);
         if (fit.beyondTraining(basis)) {
-            // work of a kind no training step had, or far beyond: the fit would be a guess, so the step is not judged by it;
-            // learned, since nothing else can teach the model this work, unless it jumped above its cell's points (NovelWork)
-            // or, inside a burst, runs over the extrapolation by more than new work in a burst may (a throttle's queue grew a
-            // young instance's batches past 3x the largest seen, and its last 100 steps went unjudged: validation-style
-            // len4000 996, v-mix-70b-b, 86 of 633 missed)
-            extrapolated++;
-            beyond++;
-            double stepResidual = Math.log(lat / levelHere / base);
-            double cellResidual = fit.cellResidual(cells, slot);
-            double typical = levelHere * base * Math.exp(cellResidual);
-            if (novel.jumped(stepResidual, cellResidual, lat - typical >= s.minExcessNs())) {
-                // a slowdown begun in work new to the model: flagged against what its cell's steps ran at, not learned
-                cells.touch(slot, steps);
-                double ratio = lat / typical;
-                return new Assessment(Verdict.OUTLIER, typical, typical * NovelWork.JUMP_RATIO, ratio, Assessment.severityOf(ratio),
-                        fit.version(), ++sinceRefit >= refitEvery() && refit(), null);
-            }
-            if (recent.inBurst() && !fit.newKind(basis)) {
-                // the device is known to be slow, and this work is only larger than any seen (its kind is not new): judged
-                // against the fit's extrapolation as new work in a burst is, not learned when over it. At the
-                // extrapolation's widest bound a throttle that carried the load to 3x the context seen read 1.31-1.35x
-                // against a fit that erred 1.17x high there; its steps were learned net of part of it and taught the cells
-                // the rest (validation-style gen-5904, v-dec-70b-a, a 1.54x throttle: 107 of 870 missed, 3 now; faults2-5707,
-                // v-mix-70b-b, a 1.59x throttle re-anchored on as a 1.48x regression: 386 of 1,572 missed, 1 now)
-                double extrapolation = levelHere * base;
-                double ratio = lat / extrapolation;
-                if (ratio > BURST_NEW_WORK_RATIO && lat - extrapolation >= s.minExcessNs()) {
-                    cells.touch(slot, steps);
-                    return new Assessment(Verdict.OUTLIER, extrapolation, extrapolation * BURST_NEW_WORK_RATIO, ratio,
-                            Assessment.severityOf(ratio), fit.version(), ++sinceRefit >= refitEvery() && refit(), null);
-                }
-                if (ratio < BURST_NEW_WORK_RATIO) {
-                    // under what the burst flags in new work: a sign the burst is over. Without it a burst held for as long
-                    // as the load stayed beyond the training, and healthy steps there were learned net of its slowdown: a
-                    // cell 0.64x low, its healthy steps flagged for 1,900 steps (validation-style len3000 3908, v-mix-7b-bs)
-                    recent.endBurst();
-                }
-            }
-            // in a burst, held back for a while, then learned net of the burst's slowdown: the load often moves into new
-            // work as a slowdown goes on, and its first points would otherwise teach the model the slowdown as its cost.
-            // Net of no more than the step ran over the fit's extrapolation, though: in work of a new kind nothing judged
-            // ends the burst, and a contention whose queue carried the load past the 128-token hinge as it ended was
-            // taken out of the 800 healthy steps there; their cells learned them at half their cost and flagged them all
-            // (validation gen.py 4203 at 3,000 steps, v-dec-7b-b: 586 false positives, set 4.7% -> 0.04%)
-            if (recent.holdBeyondTraining()) {
-                cells.touch(slot, steps);
-            } else {
-                learnPoint(key, recent.inBurst() ? lat / Math.exp(Math.min(recent.burstLog(), Math.max(0, stepResidual))) : lat, levelHere);
-            }
-            return notJudged(++sinceRefit >= refitEvery() && refit());
+            return beyondTraining(key, slot, lat, base, levelHere);
         }
         boolean known = CostFit.knows(cells, slot);
         // an iteration log's decode cells carry the batch level of the time they were learned: see DecodeBatchOrder
@@ -530,6 +481,61 @@ public final class RobustRoofline implements LatencyDetector {
         }
         int edge = cells.nearestKnown(key, Integer.MAX_VALUE / 2, CostFit.MIN_CELL_POINTS);
         return edge < 0 ? 0 : Math.min(0, cells.offset(edge));
+    }
+
+    /**
+     * A step of work of a kind no training step had, or far beyond ({@link CostFit#beyondTraining}): the fit would be a
+     * guess, so the step is not judged by it; learned, since nothing else can teach the model this work, unless it
+     * jumped above its cell's points ({@link NovelWork}) or, inside a burst, runs over the extrapolation by more than new
+     * work in a burst may (a throttle's queue grew a young instance's batches past 3x the largest seen, and its last 100
+     * steps went unjudged: validation-style len4000 996, v-mix-70b-b, 86 of 633 missed).
+     */
+    private Assessment beyondTraining(int key, int slot, double lat, double base, double levelHere) {
+        extrapolated++;
+        beyond++;
+        double stepResidual = Math.log(lat / levelHere / base);
+        double cellResidual = fit.cellResidual(cells, slot);
+        double typical = levelHere * base * Math.exp(cellResidual);
+        if (novel.jumped(stepResidual, cellResidual, lat - typical >= s.minExcessNs())) {
+            // a slowdown begun in work new to the model: flagged against what its cell's steps ran at, not learned
+            cells.touch(slot, steps);
+            double ratio = lat / typical;
+            return new Assessment(Verdict.OUTLIER, typical, typical * NovelWork.JUMP_RATIO, ratio, Assessment.severityOf(ratio),
+                    fit.version(), ++sinceRefit >= refitEvery() && refit(), null);
+        }
+        if (recent.inBurst() && !fit.newKind(basis)) {
+            // the device is known to be slow, and this work is only larger than any seen (its kind is not new): judged
+            // against the fit's extrapolation as new work in a burst is, not learned when over it. At the
+            // extrapolation's widest bound a throttle that carried the load to 3x the context seen read 1.31-1.35x
+            // against a fit that erred 1.17x high there; its steps were learned net of part of it and taught the cells
+            // the rest (validation-style gen-5904, v-dec-70b-a, a 1.54x throttle: 107 of 870 missed, 3 now; faults2-5707,
+            // v-mix-70b-b, a 1.59x throttle re-anchored on as a 1.48x regression: 386 of 1,572 missed, 1 now)
+            double extrapolation = levelHere * base;
+            double ratio = lat / extrapolation;
+            if (ratio > BURST_NEW_WORK_RATIO && lat - extrapolation >= s.minExcessNs()) {
+                cells.touch(slot, steps);
+                return new Assessment(Verdict.OUTLIER, extrapolation, extrapolation * BURST_NEW_WORK_RATIO, ratio,
+                        Assessment.severityOf(ratio), fit.version(), ++sinceRefit >= refitEvery() && refit(), null);
+            }
+            if (ratio < BURST_NEW_WORK_RATIO) {
+                // under what the burst flags in new work: a sign the burst is over. Without it a burst held for as long
+                // as the load stayed beyond the training, and healthy steps there were learned net of its slowdown: a
+                // cell 0.64x low, its healthy steps flagged for 1,900 steps (validation-style len3000 3908, v-mix-7b-bs)
+                recent.endBurst();
+            }
+        }
+        // in a burst, held back for a while, then learned net of the burst's slowdown: the load often moves into new
+        // work as a slowdown goes on, and its first points would otherwise teach the model the slowdown as its cost.
+        // Net of no more than the step ran over the fit's extrapolation, though: in work of a new kind nothing judged
+        // ends the burst, and a contention whose queue carried the load past the 128-token hinge as it ended was
+        // taken out of the 800 healthy steps there; their cells learned them at half their cost and flagged them all
+        // (validation gen.py 4203 at 3,000 steps, v-dec-7b-b: 586 false positives, set 4.7% -> 0.04%)
+        if (recent.holdBeyondTraining()) {
+            cells.touch(slot, steps);
+        } else {
+            learnPoint(key, recent.inBurst() ? lat / Math.exp(Math.min(recent.burstLog(), Math.max(0, stepResidual))) : lat, levelHere);
+        }
+        return notJudged(++sinceRefit >= refitEvery() && refit());
     }
 
     /** Before the first fit: a gross stall is flagged (not learned), every other step learned and not judged. */
