@@ -1039,6 +1039,53 @@ class ModelsTest {
     }
 
     @Test
+    void lightWorkUnderAContextTheTrainingOnlyHadPinnedIsLearnedNotFlaggedThenJudged() {
+        // a full KV cache for 3,000 steps (every context 57,600 tokens, batches of 16-40), then the load falls to batches
+        // of 1-8 with short contexts: the fit cannot have told the fixed cost from the context's, and put it on the
+        // context (validation-style fleet3-9102, x-dec-70b-b: 134 healthy steps flagged). Those steps are learned
+        // unjudged until a refit has seen them; then a 2x contention there is flagged
+        for (long seed = 1; seed <= 4; seed++) {
+            List<Assessment> judged = assessAll(pinnedThenLight(seed, 3_000, 4_600, 4_500, 4_550, 2.0, -1));
+            long healthyFlagged = judged.subList(3_000, 4_500).stream().filter(a -> a.verdict() == Verdict.OUTLIER).count();
+            assertThat(healthyFlagged).as("seed %d: healthy light steps flagged", seed).isLessThanOrEqualTo(3);
+            long contentionFlagged = judged.subList(4_500, 4_550).stream().filter(a -> a.verdict() == Verdict.OUTLIER).count();
+            assertThat(contentionFlagged).as("seed %d: the contention's steps flagged", seed).isGreaterThanOrEqualTo(48);
+        }
+    }
+
+    @Test
+    void aThrottleThatDrainsAFullKvCacheIsJudgedUnderThePinnedContextNotLearned() {
+        // the same full cache, then a 1.6x throttle from step 3,000 to 3,799 that lets up for three steps (3,297-3,299: its
+        // burst of flags ends, the episode does not) before its load falls to the light batches from step 3,300. Amid the episode those steps are
+        // judged as extrapolations: learned as their cost instead, they taught their cells the throttle, which read healthy
+        // there after the next refit (validation gen.py 8711, v-dec-7b-b)
+        for (long seed = 1; seed <= 4; seed++) {
+            List<Assessment> judged = assessAll(pinnedThenLight(seed, 3_300, 4_300, 3_000, 3_800, 1.6, 3_297));
+            long flagged = judged.subList(3_300, 3_800).stream().filter(a -> a.verdict() == Verdict.OUTLIER).count();
+            assertThat(flagged).as("seed %d: the throttle's steps in the light work flagged", seed).isGreaterThanOrEqualTo(475);
+        }
+    }
+
+    /**
+     * {@code n} decode steps: batches of 16-40 with the KV cache full (57,600 tokens) before {@code lightFrom}, batches of
+     * 1-8 with short contexts from it; slowed {@code slowdown}x from {@code slowFrom} to before {@code slowTo}, but for the
+     * three steps from {@code healthyFrom} (-1: none).
+     */
+    private static List<StepRecord> pinnedThenLight(long seed, int lightFrom, int n, int slowFrom, int slowTo, double slowdown,
+                                                    int healthyFrom) {
+        SplittableRandom rng = new SplittableRandom(seed);
+        List<StepRecord> steps = new ArrayList<>();
+        for (long id = 0; id < n; id++) {
+            boolean full = id < lightFrom;
+            int d = full ? 16 + rng.nextInt(25) : 1 + rng.nextInt(8);
+            long ctx = full ? 57_600L : d * (500L + rng.nextInt(1_500));
+            boolean slow = id >= slowFrom && id < slowTo && (id < healthyFrom || id >= healthyFrom + 3);
+            steps.add(Steps.decodeStep(rng, "i", id, id * STEP_NS, d, ctx, slow ? slowdown : 1.0));
+        }
+        return steps;
+    }
+
+    @Test
     void aThrottleThatCarriesTheLoadIntoLighterBatchesThanAnyTrainedStaysFlaggedWhereTheFitRunsHigh() {
         // decode batches of 100-160 requests, then a 1.55x throttle (steps 4,000-5,399) during which the load drifts down to
         // batches of 8-24, lighter than any trained, whose cost falls faster than the fit's line (down to 0.63x of it at 8

@@ -243,6 +243,19 @@ class SchemaEvolutionTest {
     }
 
     @Test
+    void rooflineFitWrittenBeforeTheLeastContextWasKeptReadsAsNoneKnown() throws IOException {
+        Schema fit6 = olderVersion(io.stepline.events.RooflineStateFit.getClassSchema(), 5, "drift_reported_standing", "context_min");
+        GenericRecord old = olderFit(fit6, 63L);
+        old.put("drift_reported_standing", true);
+        old.put("decode_tokens_min", 0.016);
+        io.stepline.events.RooflineStateFit fit = EventSerdes.ROOFLINE_STATE_FIT.decode(written(fit6, old));
+        assertThat(fit.getVersion()).isEqualTo(63L);
+        assertThat(fit.getDriftReportedStanding()).isTrue();
+        assertThat(fit.getDecodeTokensMin()).isEqualTo(0.016);
+        assertThat(fit.getContextMin()).as("no pinned context known until the next refit").isZero();
+    }
+
+    @Test
     void rooflineHeaderWrittenBeforeThePrefillWitnessReadsAsNoWitnessYet() throws IOException {
         Schema header5 = olderVersion(io.stepline.events.RooflineStateHeader.getClassSchema(), 4, "prefill_current", "witness_step");
         GenericRecord old = olderHeader(header5, 8_000L, 0.1);
@@ -416,7 +429,7 @@ class SchemaEvolutionTest {
     @Test
     void rooflineFitWrittenBeforeDriftBlocksKeptTheLevelsRiseReadsWithNone() throws IOException {
         List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateFit.getClassSchema().getFullName());
-        assertThat(history).hasSize(5);
+        assertThat(history).hasSize(6);
         Schema v1 = history.get(0);
         assertThat(v1.getField("drift_block_level_rise")).isNull();
         GenericRecord old = olderFit(v1, 12L);

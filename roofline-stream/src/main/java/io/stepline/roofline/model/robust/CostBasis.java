@@ -16,6 +16,8 @@ public final class CostBasis {
     public static final String[] NAMES = {"intercept", "has_prefill", "tokens_k", "tokens_k_over_0.128", "tokens_k_over_0.512",
         "tokens_k_over_2.048", "prefill_attention_mtokens2", "context_ktokens", "requests_per_100"};
     public static final int SIZE = NAMES.length;
+    /** Index of the KV context feature ({@code context_ktokens}). */
+    static final int CONTEXT = 7;
     /** Tokens per KV block when the context is derived from KV blocks in use. */
     static final int BLOCK_TOKENS = 16;
 
@@ -42,7 +44,7 @@ public final class CostBasis {
         out[4] = Math.max(0, tokensK - 0.512);
         out[5] = Math.max(0, tokensK - 2.048);
         out[6] = prefillReqs > 0 ? prefillTokens * prefillTokens / prefillReqs / 1e6 : 0;
-        out[7] = contextTokens / 1000.0;
+        out[CONTEXT] = contextTokens / 1000.0;
         out[8] = (prefillReqs + decodeReqs) / 100.0;
     }
 
@@ -51,7 +53,7 @@ public final class CostBasis {
      * requests, tokens and context all multiplied by {@code factor}.
      */
     static void scaledDecode(double[] basis, double factor, double[] out) {
-        of(0, 0, basis[8] * 100 * factor, basis[2] * 1000 * factor, basis[7] * 1000 * factor, out);
+        of(0, 0, basis[8] * 100 * factor, basis[2] * 1000 * factor, basis[CONTEXT] * 1000 * factor, out);
     }
 
     /**

@@ -310,7 +310,11 @@ public final class RobustRoofline implements LatencyDetector {
         double share = level.byBatch() ? fit.prefillShare(base, d, dt, ctx) : 0;
         double batchHere = level.batchAt(bx);
         double levelHere = level.of(share, batchHere);
-        if (fit.beyondTraining(basis)) {
+        // under a context the training had only pinned, a calm instance's step is beyond the training too (learned, not
+        // judged); amid an episode it is judged as an extrapolation. Learned whatever the episode, the steps of a 1.63x
+        // throttle whose queue drained a full KV cache taught their cells the throttle, which read healthy there after the
+        // next refit (validation gen.py 8711, v-dec-7b-b: 73 -> 247 of its 879 steps missed; outside bursts only, 213)
+        if (fit.beyondTraining(basis) || recent.calm() && fit.underPinnedContext(basis)) {
             return beyondTraining(key, slot, lat, base, levelHere);
         }
         boolean known = CostFit.knows(cells, slot);

@@ -118,6 +118,46 @@ class CostFitTest {
     }
 
     @Test
+    void aContextUnderOneTheTrainingHadOnlyPinnedIsSaidSo() {
+        // a full KV cache: every training step's context 57,600 tokens (within 2%), batches of 16-40 requests
+        SplittableRandom rng = new SplittableRandom(6);
+        WorkCells cells = new WorkCells(WorkCells.DEFAULT_POINTS_PER_CELL, WorkCells.DEFAULT_MAX_CELLS);
+        for (int i = 0; i < 2_000; i++) {
+            double reqs = 16 + rng.nextInt(25);
+            double ctx = 57_600 * (1 - 0.02 * rng.nextDouble());
+            addDecode(cells, i, reqs, ctx, decodeNs(reqs, ctx) * Math.exp(0.02 * rng.nextGaussian()));
+        }
+        CostFit fit = new CostFit();
+        fit.refit(cells);
+        double[] x = new double[CostBasis.SIZE];
+        CostBasis.of(0, 0, 30, 30, 57_000, x);
+        assertThat(fit.underPinnedContext(x)).as("the pinned context itself").isFalse();
+        CostBasis.of(0, 0, 30, 30, 50_000, x);
+        assertThat(fit.underPinnedContext(x)).as("within PINNED_CONTEXT_SPREAD under it").isFalse();
+        CostBasis.of(0, 0, 4, 4, 9_000, x);
+        assertThat(fit.underPinnedContext(x)).as("far under it: the fit cannot tell the fixed cost from the context's").isTrue();
+        assertThat(restored(fit).underPinnedContext(x)).as("the least context is part of the state").isTrue();
+        assertThat(fit.beyondTraining(x)).as("lighter work, not larger: not beyond the training by itself").isFalse();
+        CostBasis.of(0, 0, 30, 30, 0, x);
+        assertThat(fit.underPinnedContext(x)).as("no context reported: nothing to compare").isFalse();
+
+        // once the training has seen the context move, the same step is judged
+        for (int i = 0; i < 600; i++) {
+            double reqs = 2 + rng.nextInt(30);
+            double ctx = reqs * (300 + rng.nextInt(900));
+            addDecode(cells, 2_000 + i, reqs, ctx, decodeNs(reqs, ctx) * Math.exp(0.02 * rng.nextGaussian()));
+        }
+        fit.refit(cells);
+        CostBasis.of(0, 0, 4, 4, 9_000, x);
+        assertThat(fit.underPinnedContext(x)).isFalse();
+        // contexts spread from the start are never pinned, however far under them a step is
+        CostFit spread = new CostFit();
+        spread.refit(decodeCells(new SplittableRandom(7), 2_000, 0.02));
+        CostBasis.of(0, 0, 1, 1, 50, x);
+        assertThat(spread.underPinnedContext(x)).isFalse();
+    }
+
+    @Test
     void aHingeIsJudgedAsFarAsTheTokensItHingesOnWhetherATrainingStepPassedItsKnotOrNot() {
         // decode batches of 60-132 requests: the 128-token knot reached by 4 tokens at most
         CostFit fit = new CostFit();
