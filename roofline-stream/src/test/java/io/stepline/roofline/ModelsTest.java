@@ -1539,6 +1539,47 @@ class ModelsTest {
         assertThat(flaggedAfter).as("and the steps after it are normal again").isLessThanOrEqualTo(3);
     }
 
+    /**
+     * A 1.6x throttle of 600 steps that begins as the requests' unreported attention cost falls to a third (the long
+     * requests finish): its decode-heavy steps cost what they did before, and only the prefill-heavy ones (every fourth
+     * step, a 3,000-token prompt) show it, at ~1.5x, never two flags among four steps. As on validation-style
+     * faults2-9003's log instance (887 of a 1.55x throttle's 987 steps missed), no episode began and the batch level took
+     * the decode-heavy steps as they came. The prefill-heavy steps' jump closes the latch: the batch level learns the
+     * decode-heavy steps net of their rise, and they read as slow as they ran.
+     */
+    @Test
+    void aThrottleWhoseDecodeStepsTheUnreportedContextHidesIsFlaggedOnceItsPrefillHeavyStepsJumped() {
+        SplittableRandom rng = new SplittableRandom(33);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        int decodeSlowed = 0;
+        int decodeFlagged = 0;
+        int prefillSlowed = 0;
+        int prefillFlagged = 0;
+        int clean = 0;
+        int cleanFlagged = 0;
+        for (int i = 0; i < 6_000; i++) {
+            boolean throttled = i >= 4_000 && i < 4_600;
+            // 1.6 x (3 ms + 40 us + 50.6 us per request) = 3 ms + 40 us + 150 us per request, at 40 requests
+            double perRequest = i < 4_000 ? 150e3 : 50.6e3;
+            int decode = 40 + (int) Math.round(3 * Steps.gaussian(rng));
+            boolean prefillHeavy = i % 4 == 0;
+            Assessment a = m.assess(Steps.logStep(rng, "log", i, i * STEP_NS, decode, prefillHeavy ? 3_000 : 0, perRequest, throttled ? 1.6 : 1));
+            boolean flagged = a.verdict() == Verdict.OUTLIER;
+            if (throttled && i >= 4_100) {
+                decodeSlowed += prefillHeavy ? 0 : 1;
+                decodeFlagged += !prefillHeavy && flagged ? 1 : 0;
+                prefillSlowed += prefillHeavy ? 1 : 0;
+                prefillFlagged += prefillHeavy && flagged ? 1 : 0;
+            } else if (!throttled && i >= 2_000 && (i < 4_000 || i >= 4_700)) {
+                clean++;
+                cleanFlagged += flagged ? 1 : 0;
+            }
+        }
+        assertThat(decodeFlagged).as("decode-heavy steps flagged of %d", decodeSlowed).isGreaterThanOrEqualTo(decodeSlowed * 95 / 100);
+        assertThat(prefillFlagged).as("prefill-heavy steps flagged of %d", prefillSlowed).isGreaterThanOrEqualTo(prefillSlowed * 95 / 100);
+        assertThat(cleanFlagged).as("clean steps flagged of %d", clean).isLessThanOrEqualTo(3);
+    }
+
     @Test
     void aThrottleLongerThanTheDriftWindowOnAnIterationLogIsReportedAndStaysFlaggedToItsEnd() {
         // as on validation-style faults2-5015's log instance: a 1.55x throttle of 1,800 steps, which the episode latch holds

@@ -160,7 +160,7 @@ class SchemaEvolutionTest {
     @Test
     void rooflineHeaderWrittenBeforeTheBatchLevelIsReadWithAnEmptyOne() throws IOException {
         List<Schema> history = SchemaHistory.olderVersionsOf(io.stepline.events.RooflineStateHeader.getClassSchema().getFullName());
-        assertThat(history).hasSize(16);
+        assertThat(history).hasSize(17);
         Schema v1 = history.get(0);
         assertThat(v1.getField("batch_level")).isNull();
         assertThat(history.get(1).getField("latch_closed")).isNotNull();
@@ -409,6 +409,23 @@ class SchemaEvolutionTest {
         assertThat(header.getLatchResumeSteps()).isEqualTo(9);
         // new work in a burst is flagged as the burst's only when near its slowdown until a step over its own bound comes
         assertThat(header.getStepsSinceOwnReport()).isEqualTo(1024);
+    }
+
+    @Test
+    void rooflineHeaderWrittenBeforeThePrefillHeavyStepsCouldCloseTheLatchReadsAsNoJumpOfTheirs() throws IOException {
+        Schema header17 = olderVersion(io.stepline.events.RooflineStateHeader.getClassSchema(), 16, "steps_since_own_report", "latch_prefill_flags");
+        GenericRecord old = olderHeader(header17, 17_000L, 0.5);
+        old.put("steps_since_own_report", 12);
+        old.put("latch_closed", true);
+        io.stepline.events.RooflineStateHeader header = EventSerdes.ROOFLINE_STATE_HEADER.decode(written(header17, old));
+        assertThat(header.getStepsSinceOwnReport()).isEqualTo(12);
+        assertThat(header.getLatchClosed()).isTrue();
+        // an episode under way began as before the fields (its steps end it, not only the prefill-heavy ones), and the
+        // prefill-heavy steps' jump is read from flags and means that start at none and at the model
+        assertThat(header.getLatchPrefillOnset()).isFalse();
+        assertThat(header.getLatchPrefillFlags()).isZero();
+        assertThat(header.getLatchPrefillShortLog()).isZero();
+        assertThat(header.getLatchPrefillBaseLog()).isZero();
     }
 
     @Test

@@ -35,6 +35,10 @@ import io.stepline.events.RooflineStateHeader;
  * Where they ran before, not the model: a model that over-predicts prefill-heavy steps (by 1.4x on the
  * log instance of validation set faults2-938, whose prompts' cost had drifted down) would have a 1.76x
  * contention's prefill-heavy steps run at 1.2x of it, under half the slowdown, and read it as a surge.
+ *
+ * <p>The other way round, a slowdown can show in the prefill-heavy steps alone: when it begins as the load falls into
+ * decode batches the level over-predicts, its decode-heavy steps read near the model. A jump of the prefill-heavy steps
+ * ({@link #PREFILL_ONSET_RATIO}) closes the latch too; such an episode is measured by their rise, and only they end it.
  */
 final class EpisodeLatch {
     /** Flags among the last four steps that make a burst (of reports: RobustRoofline's judgement of new work). */
@@ -114,6 +118,32 @@ final class EpisodeLatch {
      * its steps missed).
      */
     static final int RESUME_STEPS = 64;
+    /**
+     * A jump of the prefill-heavy steps alone closes the latch: their short mean ({@link #SHORT_ALPHA} per such step) this far
+     * over where they ran before ({@link #PREFILL_BASE_ALPHA}), {@link #CLOSE_FLAGS} of the last four of them flagged, the
+     * other steps calm. A throttle that begins as the load falls into decode batches lighter than the batch level was
+     * learned at shows only there: the level runs high in light batches, and a 1.55x throttle's decode-heavy steps read
+     * 0.9-1.1x while its prefill-heavy ones, their cost set by the prompt tokens the producer reports, read 1.3-1.5x, one
+     * in three or four steps, never two flags among four steps (validation-style faults2-9003, v-mix-7b-log: 887 of a
+     * 1,205-step throttle's 987 slowed steps missed; 320 so). Held so, the batch level learns the decode-heavy steps net of
+     * the prefill-heavy steps' rise, and the throttle's steps read as slow as they ran. 1.3x: the least episode
+     * {@link RobustRoofline#EPISODE_MIN_RATIO} flags under the bound for; the issue's faults are 1.5x and more. Over 246
+     * validation-style sets no other set moved (docs/BENCHMARKS.md, stop 70): most throttles show in every step.
+     */
+    static final double PREFILL_ONSET_RATIO = 1.3;
+    /**
+     * Weight of one prefill-heavy step in the slow mean of where those steps run outside episodes (~64 of them), what a
+     * jump of theirs ({@link #PREFILL_ONSET_RATIO}) is read against. Not the calm mean ({@link #CALM_ALPHA}, ~16 of them):
+     * it took a quarter of the throttle of faults2-9003 in within its first eight prefill-heavy steps, and their short
+     * mean never stood 1.3x over it.
+     */
+    static final double PREFILL_BASE_ALPHA = 1.0 / 64;
+    /**
+     * Prefill-heavy steps near the model in a row that end an episode their jump began. Its decode-heavy steps neither
+     * end it nor drop it: they run near the held level until it has learned them net of the slowdown, that being why
+     * only the prefill-heavy steps showed the episode.
+     */
+    static final int PREFILL_EXIT_RUN = 3;
 
     private int recentFlags;
     /**
@@ -142,6 +172,14 @@ final class EpisodeLatch {
     private int sinceNear;
     /** Steps left in which flags back at the last episode's slowdown resume it ({@link #RESUME_STEPS}; 0: none). */
     private int resumeSteps;
+    /** Bit set of which of the last four prefill-heavy steps outside episodes were flagged. */
+    private int prefillFlags;
+    /** Short running mean log ratio of the prefill-heavy steps outside episodes ({@link #SHORT_ALPHA} per such step). */
+    private double prefillShortLog;
+    /** Slow running mean log ratio of the prefill-heavy steps outside episodes ({@link #PREFILL_BASE_ALPHA} per such step). */
+    private double prefillBaseLog;
+    /** The episode began with a jump of its prefill-heavy steps alone ({@link #PREFILL_ONSET_RATIO}); they alone end it. */
+    private boolean prefillOnset;
 
     /**
      * Takes one judged step: flagged or not, its log ratio to the model, the margin within which it is
@@ -160,6 +198,10 @@ final class EpisodeLatch {
                 lastNearRun = nearRun;
             }
             sinceNear++;
+        }
+        boolean prefillHeavy = prefillShare >= PREFILL_SHARE;
+        if (closed && prefillOnset) {
+            return observePrefillEpisode(prefillHeavy, near, clamped);
         }
         if (closed) {
             steps++;
@@ -225,8 +267,11 @@ final class EpisodeLatch {
                 jumpAfterSurge = true;
             }
         }
+        // not while an episode the latch opened on by its drop may resume: its flags back resume it with its measure
+        boolean prefillJump = prefillHeavy && !surge && !waitedForSurge && prefillJump(outlier, clamped) && !droppedTo && resumeSteps == 0;
         if ((jumpAfterSurge || !surge && !waitedForSurge) && outlier && Integer.bitCount(recentFlags) >= CLOSE_FLAGS && calmLog < CALM_LOG
                 && !droppedTo) {
+            forgetPrefillJump();
             if (resumes(clamped)) {
                 closed = true;
                 resumeSteps = 0;
@@ -237,6 +282,7 @@ final class EpisodeLatch {
             }
             resumeSteps = 0;
             closed = true;
+            prefillOnset = false;
             steps = 0;
             nearRun = 0;
             shortLog = clamped;
@@ -249,14 +295,87 @@ final class EpisodeLatch {
             prefillLog = 0;
             return true;
         }
-        if (prefillShare >= PREFILL_SHARE && !surge && !episodeGoesOn) {
+        if (prefillJump) {
+            closeOnPrefillJump();
+            return true;
+        }
+        if (prefillHeavy && !surge && !episodeGoesOn) {
             // flagged or not: a model far above the prefill-heavy steps never flags them, one far below flags many
             calmPrefillLog += CALM_ALPHA * (clamped - calmPrefillLog);
+            prefillBaseLog += PREFILL_BASE_ALPHA * (clamped - prefillBaseLog);
         }
         if (!outlier) {
             calmLog += CALM_ALPHA * (Math.max(-nearLog, Math.min(nearLog, logRatio)) - calmLog);
         }
         return false;
+    }
+
+    /**
+     * Takes a prefill-heavy step outside episodes into their short mean and flags; returns whether they jumped
+     * ({@link #PREFILL_ONSET_RATIO}) from where they ran, the other steps calm.
+     */
+    private boolean prefillJump(boolean outlier, double clamped) {
+        prefillFlags = ((prefillFlags << 1) | (outlier ? 1 : 0)) & 0xF;
+        prefillShortLog += SHORT_ALPHA * (clamped - prefillShortLog);
+        return outlier && Integer.bitCount(prefillFlags) >= CLOSE_FLAGS && calmLog < CALM_LOG && prefillBaseLog < CALM_LOG
+                && prefillShortLog - prefillBaseLog >= Math.log(PREFILL_ONSET_RATIO);
+    }
+
+    /** An episode closed: the prefill-heavy steps' jump is read afresh after it. */
+    private void forgetPrefillJump() {
+        prefillFlags = 0;
+        prefillShortLog = prefillBaseLog;
+    }
+
+    /**
+     * Closes on a jump of the prefill-heavy steps: the episode is measured at once, by their rise over where they ran
+     * (their short mean is its onset), and read from them from then on ({@link #slowdownLog}).
+     */
+    private void closeOnPrefillJump() {
+        closed = true;
+        prefillOnset = true;
+        resumeSteps = 0;
+        steps = 0;
+        nearRun = 0;
+        dropSteps = 0;
+        shortLog = prefillShortLog;
+        episodeLog = prefillShortLog;
+        onsetSteps = ONSET_STEPS;
+        onsetLog = prefillShortLog - prefillBaseLog;
+        calmPrefillLog = prefillBaseLog;
+        prefillSteps = PREFILL_EVIDENCE;
+        prefillLog = prefillShortLog;
+        byPrefill = true;
+        forgetPrefillJump();
+    }
+
+    /**
+     * A step of an episode its prefill-heavy steps began: only they move it, and it ends when
+     * {@link #PREFILL_EXIT_RUN} of them in a row ran near the model, when their short mean stood {@link #DROP_LOG} below
+     * the episode's for {@link #DROP_STEPS} of them, or after {@link #MAX_STEPS}.
+     */
+    private boolean observePrefillEpisode(boolean prefillHeavy, boolean near, double clamped) {
+        steps++;
+        if (prefillHeavy) {
+            nearRun = near ? nearRun + 1 : 0;
+            prefillSteps++;
+            prefillLog += (clamped - prefillLog) / Math.min(prefillSteps, PREFILL_WINDOW);
+            shortLog += SHORT_ALPHA * (clamped - shortLog);
+            boolean below = shortLog < episodeLog - DROP_LOG;
+            dropSteps = below ? dropSteps + 1 : 0;
+            if (!below) {
+                episodeLog += EPISODE_ALPHA * (clamped - episodeLog);
+            }
+        }
+        if (nearRun >= PREFILL_EXIT_RUN || dropSteps >= DROP_STEPS || steps > MAX_STEPS) {
+            closed = false;
+            prefillOnset = false;
+            nearRun = 0;
+            steps = 0;
+            dropSteps = 0;
+            resumeSteps = 0;
+        }
+        return closed;
     }
 
     /**
@@ -295,6 +414,10 @@ final class EpisodeLatch {
         h.setLatchSinceNear(sinceNear);
         h.setLatchByPrefill(byPrefill);
         h.setLatchResumeSteps(resumeSteps);
+        h.setLatchPrefillFlags(prefillFlags);
+        h.setLatchPrefillShortLog(prefillShortLog);
+        h.setLatchPrefillBaseLog(prefillBaseLog);
+        h.setLatchPrefillOnset(prefillOnset);
     }
 
     void restore(RooflineStateHeader h) {
@@ -316,6 +439,10 @@ final class EpisodeLatch {
         sinceNear = h.getLatchSinceNear();
         byPrefill = h.getLatchByPrefill();
         resumeSteps = h.getLatchResumeSteps();
+        prefillFlags = h.getLatchPrefillFlags();
+        prefillShortLog = h.getLatchPrefillShortLog();
+        prefillBaseLog = h.getLatchPrefillBaseLog();
+        prefillOnset = h.getLatchPrefillOnset();
     }
 
     /** Whether the latch is closed and has measured the episode's slowdown at its onset. */
@@ -376,6 +503,7 @@ final class EpisodeLatch {
     }
 
     void release() {
+        prefillOnset = false;
         resumeSteps = 0;
         closed = false;
         dropSteps = 0;

@@ -515,6 +515,90 @@ class EpisodeLatchTest {
         return l;
     }
 
+    /**
+     * A throttle that begins as the load falls into decode batches lighter than the batch level was learned at: its
+     * decode-heavy steps read near the model, only the prefill-heavy ones (every fourth step) rose, to 1.38-1.46x, every
+     * other one flagged. Never two flags among four steps, yet the latch closes within their first steps, measured by
+     * their rise, and the decode-heavy steps near the model, however many in a row, do not end it; three prefill-heavy
+     * steps back near the model do. A latch restored on the way closes on the same step.
+     */
+    @Test
+    void aJumpOfThePrefillHeavyStepsAloneClosesItAndTheyAloneEndIt() {
+        EpisodeLatch l = new EpisodeLatch();
+        calmWithPrefills(l, 400, 1.0);
+        EpisodeLatch restored = null;
+        int closedAt = -1;
+        for (int i = 0; i < 64 && closedAt < 0; i++) {
+            boolean prefillHeavy = i % 4 == 0;
+            boolean flagged = prefillHeavy && i % 8 == 0;
+            double r = prefillHeavy ? (flagged ? 1.46 : 1.38) : (i % 2 == 0 ? 1.04 : 0.97);
+            if (i == 4) {
+                restored = throughHeader(l);
+            }
+            boolean closed = l.observe(flagged, Math.log(r), NEAR, prefillHeavy ? 0.8 : 0.1);
+            if (restored != null) {
+                assertThat(restored.observe(flagged, Math.log(r), NEAR, prefillHeavy ? 0.8 : 0.1)).as("restored, step %d", i).isEqualTo(closed);
+            }
+            if (closed) {
+                closedAt = i;
+            }
+        }
+        assertThat(closedAt).as("closed on a flagged prefill-heavy step within the throttle's first 32").isBetween(8, 32);
+        assertThat(closedAt % 8).isZero();
+        assertThat(l.measured()).isTrue();
+        assertThat(Math.exp(l.slowdownLog())).as("their rise so far").isBetween(1.3, 1.46);
+        for (int i = 1; i <= 400; i++) {
+            boolean prefillHeavy = i % 4 == 0;
+            double r = prefillHeavy ? (i % 8 == 0 ? 1.46 : 1.38) : (i % 2 == 0 ? 1.04 : 0.97);
+            assertThat(l.observe(prefillHeavy && i % 8 == 0, Math.log(r), NEAR, prefillHeavy ? 0.8 : 0.1)).as("step %d", i).isTrue();
+        }
+        // 1.42x on average, over where they ran: their slow mean took a little of the throttle's first steps
+        assertThat(Math.exp(l.slowdownLog())).as("their rise").isBetween(1.35, 1.42);
+        // the throttle ends: the prefill-heavy steps come back near the model, the third of them opens it
+        int prefillBack = 0;
+        for (int i = 1; l.observe(false, i % 4 == 0 ? 0.01 : -0.01, NEAR, i % 4 == 0 ? 0.8 : 0.1); i++) {
+            prefillBack += i % 4 == 0 ? 1 : 0;
+            assertThat(i).isLessThan(40);
+        }
+        assertThat(prefillBack).isEqualTo(EpisodeLatch.PREFILL_EXIT_RUN - 1);
+    }
+
+    /**
+     * What the prefill-heavy steps' jump does not take: one flagged step among calm ones, a creep the slow mean follows,
+     * or a jump while the other steps ran high (drift, not a jump from calm steps).
+     */
+    @Test
+    void oneFlaggedPrefillHeavyStepACreepOrAJumpAmidHighStepsLeavesItOpen() {
+        EpisodeLatch one = new EpisodeLatch();
+        calmWithPrefills(one, 400, 1.0);
+        for (int i = 0; i < 200; i++) {
+            boolean prefillHeavy = i % 4 == 0;
+            boolean flagged = i == 40;
+            assertThat(one.observe(flagged, flagged ? Math.log(2.5) : prefillHeavy ? 0.02 : -0.01, NEAR, prefillHeavy ? 0.8 : 0.1)).isFalse();
+        }
+
+        // the prefill-heavy steps creep from 1.0x to 1.5x over 8,000 steps, those over 1.4x flagged
+        EpisodeLatch creep = new EpisodeLatch();
+        calmWithPrefills(creep, 400, 1.0);
+        for (int i = 0; i < 8_000; i++) {
+            boolean prefillHeavy = i % 4 == 0;
+            double r = prefillHeavy ? 1.0 + 0.5 * i / 8_000 * (i % 8 == 0 ? 1.02 : 0.98) : 1.0;
+            assertThat(creep.observe(prefillHeavy && r > 1.4, Math.log(r), NEAR, prefillHeavy ? 0.8 : 0.1)).as("step %d", i).isFalse();
+        }
+
+        // the other steps ran 1.2x over the model (within a noisy instance's margin) before the prefill-heavy steps jumped
+        EpisodeLatch high = new EpisodeLatch();
+        for (int i = 0; i < 400; i++) {
+            boolean prefillHeavy = i % 4 == 0;
+            high.observe(false, prefillHeavy ? 0 : Math.log(1.2), Math.log(1.25), prefillHeavy ? 0.8 : 0.1);
+        }
+        for (int i = 0; i < 200; i++) {
+            boolean prefillHeavy = i % 4 == 0;
+            assertThat(high.observe(prefillHeavy, prefillHeavy ? Math.log(1.6) : Math.log(1.2), Math.log(1.25), prefillHeavy ? 0.8 : 0.1))
+                    .as("step %d", i).isFalse();
+        }
+    }
+
     /** A latch restored from the header {@code l} saves, through its bytes as the detector's store has them. */
     private static EpisodeLatch throughHeader(EpisodeLatch l) {
         RooflineStateHeader header = RooflineStateHeader.newBuilder().setStepsSeen(0).setStepsSinceRefit(0).setExtrapolatedSteps(0)
