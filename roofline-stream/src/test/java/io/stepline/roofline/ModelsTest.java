@@ -1606,40 +1606,6 @@ class ModelsTest {
         assertThat(flaggedAfter).as("the 1,150 steps after it").isLessThanOrEqualTo(5);
     }
 
-    /**
-     * A 1.5x throttle of 1,600 steps early in an iteration log's life, half its steps prefilling a prompt: the prefill-heavy
-     * steps' watch alarms at ~1.8x, a fault's size, and the shift is left standing; a dozen steps later the drift watch,
-     * over steps whose decode part the batch level has partly followed, alarms at 1.46x, under a fault's size. As on
-     * validation-style faults2-8904's log instance, that second alarm was re-anchored on as a regression and the
-     * throttle's last 400 steps read healthy (1,313 of 1,600 flagged, 113 of the last 400): it is the standing shift again.
-     */
-    @Test
-    void aSecondAlarmWhileAThrottleIsLeftStandingOnAProducerWithoutTheKvContextIsThatThrottleAndLeftStandingToo() {
-        SplittableRandom rng = new SplittableRandom(3);
-        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
-        double perRequest = 150e3;
-        int reports = 0;
-        int flagged = 0;
-        int flaggedLast400 = 0;
-        int flaggedAfter = 0;
-        for (int i = 0; i < 4_800; i++) {
-            perRequest = Math.max(50e3, Math.min(400e3, perRequest + 1e3 * Steps.gaussian(rng)));
-            int decode = Math.max(1, (int) Math.round(70.5 + 24.5 * Math.sin(i / 300.0) + 3 * Steps.gaussian(rng)));
-            boolean throttled = i >= 1_700 && i < 3_300;
-            int prompt = rng.nextDouble() < 0.5 ? 300 + rng.nextInt(1_700) : 0;
-            Assessment a = m.assess(Steps.logStep(rng, "log", i, i * 2 * STEP_NS, decode, prompt, perRequest, throttled ? 1.5 : 1));
-            boolean outlier = a.verdict() == Verdict.OUTLIER;
-            reports += a.drift() != null ? 1 : 0;
-            flagged += throttled && outlier ? 1 : 0;
-            flaggedLast400 += i >= 2_900 && throttled && outlier ? 1 : 0;
-            flaggedAfter += i >= 3_350 && outlier ? 1 : 0;
-        }
-        assertThat(reports).as("the throttle, reported once").isEqualTo(1);
-        assertThat(flagged).as("throttled steps flagged of 1,600").isGreaterThanOrEqualTo(1_580);
-        assertThat(flaggedLast400).as("its last 400 steps").isGreaterThanOrEqualTo(395);
-        assertThat(flaggedAfter).as("the 1,450 steps after it").isLessThanOrEqualTo(3);
-    }
-
     @Test
     void aModelRestoredFromItsStoreEveryFewStepsJudgesAsIfNeverInterrupted() {
         // task migrations at any moment, through a long slowdown (drift blocks complete whose steps do not
@@ -1763,6 +1729,36 @@ class ModelsTest {
         // regression for a few hundred steps (within its learning margin of the wandering context's spread), so the
         // run begins later than the regression, never before it
         assertThat(reported.sinceNs()).as("since after it began, before the report").isBetween(4_900 * STEP_NS, drifts.get(0) * STEP_NS);
+    }
+
+    /**
+     * A 1.45x regression on an iteration log, half its steps prefilling a prompt: the prefill-heavy steps' watch reads it
+     * at ~1.7x (the batch level's share taken out of steps it had partly followed), a fault's size, and leaves it
+     * standing; a few steps later the drift watch reads it at ~1.45x on every step and re-anchors on it. That second
+     * alarm is the regression's size, not a diluted fault: a rule that left any alarm standing while a shift stood
+     * (tried in stop 71 for a 1.54x throttle of 1,586 steps whose alarms read the same 1.94x and 1.48x) flagged every one
+     * of the regression's 5,000 steps to the end. Throttles that long and regressions this size read alike.
+     */
+    @Test
+    void aRegressionOnAProducerWithoutTheKvContextIsReAnchoredOnOnceEveryStepsWatchReadsItsSize() {
+        SplittableRandom rng = new SplittableRandom(1);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        double perRequest = 150e3;
+        List<Assessment.Drift> reports = new ArrayList<>();
+        int flaggedLast2000 = 0;
+        for (int i = 0; i < 8_000; i++) {
+            perRequest = Math.max(50e3, Math.min(400e3, perRequest + 1e3 * Steps.gaussian(rng)));
+            int decode = Math.max(1, (int) Math.round(70.5 + 24.5 * Math.sin(i / 300.0) + 3 * Steps.gaussian(rng)));
+            int prompt = rng.nextDouble() < 0.5 ? 300 + rng.nextInt(1_700) : 0;
+            Assessment a = m.assess(Steps.logStep(rng, "log", i, i * 2 * STEP_NS, decode, prompt, perRequest, i >= 3_000 ? 1.45 : 1));
+            if (a.drift() != null) {
+                reports.add(a.drift());
+            }
+            flaggedLast2000 += i >= 6_000 && a.verdict() == Verdict.OUTLIER ? 1 : 0;
+        }
+        assertThat(reports).as("reported").isNotEmpty();
+        assertThat(reports.get(reports.size() - 1).ratio()).as("the last report, by about its size").isBetween(1.35, 1.6);
+        assertThat(flaggedLast2000).as("its steps 3,000-5,000 after it began, of 2,000").isLessThanOrEqualTo(20);
     }
 
     @Test

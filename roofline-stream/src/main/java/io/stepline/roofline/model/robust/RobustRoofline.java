@@ -616,7 +616,7 @@ public final class RobustRoofline implements LatencyDetector {
             // ratio is against the level's anchor, and the level has followed part of it
             DriftWatch.Alarm overModel = new DriftWatch.Alarm(alarm.ratio() / Math.exp(level.riseLog()), alarm.sinceNs());
             if (!level.byBatch() && Math.log(overModel.ratio() / stepBound()) >= STANDING_SHIFT_SIGMAS * fit.sigma()
-                    || asLargeAsAFault(overModel) || theStandingShiftAgain(alarm)) {
+                    || asLargeAsAFault(overModel)) {
                 return leaveStanding(alarm, drift.alarmOnset());
             }
         }
@@ -634,19 +634,6 @@ public final class RobustRoofline implements LatencyDetector {
     /** An alarm whose shift is left standing whatever the instance's spread and producer ({@link #STANDING_RATIO}). */
     private boolean asLargeAsAFault(DriftWatch.Alarm alarm) {
         return alarm.ratio() >= STANDING_RATIO && alarm.ratio() > stepBound();
-    }
-
-    /**
-     * On a producer without the KV context, an alarm of either watch while a shift it left standing stands is that
-     * shift, read diluted: the batch level follows part of a throttle in the decode steps, so the drift watch reads it
-     * under what the prefill-heavy steps' watch did. A 1.54x throttle of 1,586 steps on validation-style faults2-8904's
-     * log instance alarmed at 1.94x on its prefill-heavy steps, left standing, then 45 steps later at 1.48x on every
-     * step, under a fault's size ({@link #STANDING_RATIO}): re-anchored on as a regression, 239 of its last 275 slowed
-     * steps went unflagged. A shift the steps have come back from ({@link ShiftReports#standingEnded}) stands no more,
-     * and an alarm after that is a new shift's.
-     */
-    private boolean theStandingShiftAgain(DriftWatch.Alarm alarm) {
-        return level.byBatch() && reports.standing() && alarm.ratio() >= 1;
     }
 
     /**
@@ -677,7 +664,7 @@ public final class RobustRoofline implements LatencyDetector {
         if (alarm == null) {
             return null;
         }
-        if (asLargeAsAFault(alarm) || theStandingShiftAgain(alarm)) {
+        if (asLargeAsAFault(alarm)) {
             return leaveStanding(alarm, null);
         }
         level.onPrefillAlarm(alarm.ratio());
