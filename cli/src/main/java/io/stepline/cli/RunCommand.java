@@ -18,11 +18,13 @@ import picocli.CommandLine.Spec;
 
 import io.stepline.cli.pipeline.IngestAccounting;
 import io.stepline.cli.pipeline.Pipeline;
+import io.stepline.ingest.cli.InputFileArgs;
 import io.stepline.ingest.cli.KernelFileArgs;
 import io.stepline.ingest.accounting.IngestStats;
 import io.stepline.ingest.accounting.IngestSummary;
 import io.stepline.ingest.files.FileIngestor;
 import io.stepline.ingest.files.InputFormat;
+import io.stepline.ingest.files.TraceSetFiles;
 import io.stepline.ingest.logs.LogInstances;
 import io.stepline.kafka.ClusterOptions;
 import io.stepline.kafka.KafkaTarget;
@@ -42,8 +44,11 @@ public final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--input", required = true, paramLabel = "FILE", description = "Trace file: OTLP/JSON lines or size-prefixed OTLP protobuf (the Collector"
             + " file exporter's json and proto formats), or a vLLM server log with --enable-logging-iteration-details lines; told apart by content"
-            + " (repeatable; .gz accepted).")
+            + " (repeatable; .gz accepted). " + TraceSetFiles.DIRECTORY_DESCRIPTION)
     List<Path> inputs;
+
+    @Option(names = TraceSetFiles.COMPANION_OPTION, description = TraceSetFiles.COMPANION_OPTION_DESCRIPTION)
+    boolean noCompanionLogs;
 
     @Option(names = "--kernels", paramLabel = "KERNELS", description = "Kernels file: kernel batch JSON lines or a PyTorch profiler (Kineto) trace, told apart by content (repeatable; .gz accepted).")
     List<Path> kernels;
@@ -70,22 +75,9 @@ public final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        for (List<Path> files : List.of(inputs, kernels == null ? List.<Path>of() : kernels)) {
-            for (Path f : files) {
-                try {
-                    FileIngestor.requireReadable(f);
-                } catch (IllegalArgumentException e) {
-                    throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
-                }
-            }
-        }
-        Map<Path, InputFormat> formats;
-        try {
-            formats = InputFormat.of(inputs, instance);
-        } catch (IllegalArgumentException e) {
-            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
-        }
-        io.stepline.ingest.kernels.KinetoKernelReader kineto = KernelFileArgs.check(spec.commandLine(), kernels, instance, firstStep);
+        TraceSetFiles.Resolved files = InputFileArgs.resolve(spec.commandLine(), inputs, kernels, !noCompanionLogs);
+        Map<Path, InputFormat> formats = InputFileArgs.formats(spec.commandLine(), files, instance);
+        io.stepline.ingest.kernels.KinetoKernelReader kineto = KernelFileArgs.check(spec.commandLine(), files.kernels(), instance, firstStep);
         if (!model.equals("robust") && !model.equals("paper")) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--model must be robust or paper, got '" + model + "'");
         }
@@ -97,16 +89,17 @@ public final class RunCommand implements Callable<Integer> {
              Pipeline pipeline = new Pipeline(target, state, out, model, "-run-" + ProcessHandle.current().pid(), "", false).start(true)) {
             IngestAccounting accounting = IngestAccounting.mark(target.bootstrapServers());
             long kernelBatches = 0;
+            files.notes().forEach(err::println);
             try (FileIngestor fi = new FileIngestor(target.bootstrapServers())) {
-                for (Path f : inputs) {
+                for (Path f : files.inputs()) {
                     if (formats.get(f) == InputFormat.VLLM_LOG) {
-                        err.println(f + ": " + fi.ingestLog(f, instance).describe());
+                        err.println(f + ": " + fi.ingestLog(f, files.found().contains(f) ? null : instance).describe());
                         continue;
                     }
                     FileIngestor.Counts c = fi.ingestTraces(f);
                     err.println(f + ": " + c.describe());
                 }
-                for (Path f : kernels == null ? List.<Path>of() : kernels) {
+                for (Path f : files.kernels()) {
                     FileIngestor.Counts c = KernelFileArgs.ingest(spec.commandLine(), fi, f, kineto);
                     kernelBatches += c.accepted();
                     err.println(f + ": " + c.describe());

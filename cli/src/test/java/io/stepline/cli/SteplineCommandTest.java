@@ -64,6 +64,22 @@ class SteplineCommandTest {
     }
 
     @Test
+    void runAndIngestRefuseADirectoryWithoutATraceSetBeforeStartingAnything(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path notASet = java.nio.file.Files.createDirectories(dir.resolve("notes"));
+        java.nio.file.Files.writeString(notASet.resolve("readme.txt"), "no traces here");
+        for (String[] args : new String[][] {{"run", "--input", notASet.toString(), "--out", dir.resolve("out").toString()},
+                {"ingest", "--input", notASet.toString()}}) {
+            Result r = run(args);
+            assertThat(r.code()).as(args[0]).isEqualTo(2);
+            assertThat(r.err()).as(args[0]).contains(notASet.toString()).contains("holds none of its files").contains("*.otlp.jsonl");
+        }
+        assertThat(dir.resolve("out")).as("nothing started").doesNotExist();
+        assertThat(run("run", "--help").out().replaceAll("\\s+", " ")).contains("--no-companion-logs")
+                .contains("A directory stands for the trace set in it");
+    }
+
+    @Test
     void reportRefusesABadUpstreamGroupBeforeConnecting() {
         Result twice = run("report", "--upstream-group", "stepline-ingest,stepline-ingest");
         assertThat(twice.code()).isEqualTo(2);

@@ -18,6 +18,7 @@ import picocli.CommandLine.Spec;
 import io.stepline.ingest.accounting.IngestSummary;
 import io.stepline.ingest.files.FileIngestor;
 import io.stepline.ingest.files.InputFormat;
+import io.stepline.ingest.files.TraceSetFiles;
 import io.stepline.ingest.grpc.OtlpGrpcReceiver;
 import io.stepline.ingest.http.OtlpHttpReceiver;
 import io.stepline.ingest.logs.LogCounts;
@@ -41,8 +42,12 @@ public final class IngestCommand implements Callable<Integer> {
     ClusterOptions cluster;
 
     @Option(names = "--input", paramLabel = "FILE", description = "File to ingest: OTLP/JSON lines or the Collector file exporter's size-prefixed protobuf,"
-            + " or a vLLM server log with --enable-logging-iteration-details lines; told apart by content (repeatable; .gz accepted).")
+            + " or a vLLM server log with --enable-logging-iteration-details lines; told apart by content (repeatable; .gz accepted). "
+            + TraceSetFiles.DIRECTORY_DESCRIPTION)
     List<Path> inputs;
+
+    @Option(names = TraceSetFiles.COMPANION_OPTION, description = TraceSetFiles.COMPANION_OPTION_DESCRIPTION)
+    boolean noCompanionLogs;
 
     @Option(names = "--follow", description = "Keep following the vLLM log --input as it grows (like tail -F: rotation and truncation followed) until Ctrl-C.")
     boolean follow;
@@ -122,31 +127,22 @@ public final class IngestCommand implements Callable<Integer> {
         if (threadsProblem != null) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--threads " + threadsProblem);
         }
-        Map<Path, InputFormat> formats = inputFormats();
-        for (List<Path> files : new List[] {inputs, kernels}) {
-            if (files != null) {
-                for (Path f : files) {
-                    try {
-                        FileIngestor.requireReadable(f);
-                    } catch (IllegalArgumentException e) {
-                        throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
-                    }
-                }
-            }
-        }
-        io.stepline.ingest.kernels.KinetoKernelReader kineto = KernelFileArgs.check(spec.commandLine(), kernels, instance, firstStep);
+        TraceSetFiles.Resolved files = InputFileArgs.resolve(spec.commandLine(), inputs, kernels, !noCompanionLogs);
+        Map<Path, InputFormat> formats = inputFormats(files);
+        io.stepline.ingest.kernels.KinetoKernelReader kineto = KernelFileArgs.check(spec.commandLine(), files.kernels(), instance, firstStep);
         try (KafkaTarget target = cluster.connect()) {
             if (inputs != null || kernels != null) {
+                files.notes().forEach(spec.commandLine().getErr()::println);
                 try (FileIngestor fi = new FileIngestor(target.bootstrapServers())) {
-                    for (Path f : inputs == null ? List.<Path>of() : inputs) {
+                    for (Path f : files.inputs()) {
                         if (formats.get(f) == InputFormat.VLLM_LOG) {
-                            ingestLog(fi, f);
+                            ingestLog(fi, f, files.found().contains(f) ? null : instance);
                             continue;
                         }
                         FileIngestor.Counts c = fi.ingestTraces(f);
                         spec.commandLine().getOut().println(f + ": " + c.describe());
                     }
-                    for (Path f : kernels == null ? List.<Path>of() : kernels) {
+                    for (Path f : files.kernels()) {
                         FileIngestor.Counts c = KernelFileArgs.ingest(spec.commandLine(), fi, f, kineto);
                         fi.checked().kernelBatches(c.accepted());
                         spec.commandLine().getOut().println(f + ": " + c.describe());
@@ -191,23 +187,18 @@ public final class IngestCommand implements Callable<Integer> {
     // --- vLLM iteration logs (form C) ---
 
     /** Each --input's format (a clear error, exit 2, for a file of no known format), with --instance and --follow checked against them. */
-    private Map<Path, InputFormat> inputFormats() throws java.io.IOException {
-        Map<Path, InputFormat> formats;
-        try {
-            formats = InputFormat.of(inputs == null ? List.of() : inputs, instance);
-        } catch (IllegalArgumentException e) {
-            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
-        }
+    private Map<Path, InputFormat> inputFormats(TraceSetFiles.Resolved files) throws java.io.IOException {
+        Map<Path, InputFormat> formats = InputFileArgs.formats(spec.commandLine(), files, instance);
         if (follow && (formats.size() != 1 || formats.values().iterator().next() != InputFormat.VLLM_LOG)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--follow follows one vLLM log: give exactly one --input, a vLLM server log");
         }
         return formats;
     }
 
-    /** Ingests a vLLM log, or with --follow follows it until Ctrl-C (the shutdown waits for the last lines to be sent and counted). */
-    private void ingestLog(FileIngestor fi, Path f) throws Exception {
+    /** Ingests a vLLM log as {@code logInstance} (null: named by its file), or with --follow follows it until Ctrl-C (the shutdown waits for the last lines to be sent and counted). */
+    private void ingestLog(FileIngestor fi, Path f, String logInstance) throws Exception {
         if (!follow) {
-            spec.commandLine().getOut().println(f + ": " + fi.ingestLog(f, instance).describe());
+            spec.commandLine().getOut().println(f + ": " + fi.ingestLog(f, logInstance).describe());
             return;
         }
         AtomicBoolean stop = new AtomicBoolean();
@@ -220,9 +211,9 @@ public final class IngestCommand implements Callable<Integer> {
                 Thread.currentThread().interrupt();
             }
         }));
-        spec.commandLine().getErr().println("following " + f + " as instance " + FileIngestor.logSource(f, instance) + "; Ctrl-C to stop");
+        spec.commandLine().getErr().println("following " + f + " as instance " + FileIngestor.logSource(f, logInstance) + "; Ctrl-C to stop");
         try {
-            LogCounts c = fi.followLog(f, instance, LogFollower.DEFAULT_POLL_MS, stop::get);
+            LogCounts c = fi.followLog(f, logInstance, LogFollower.DEFAULT_POLL_MS, stop::get);
             spec.commandLine().getOut().println(f + ": " + c.describe());
             spec.commandLine().getOut().flush();
         } finally {
