@@ -93,7 +93,7 @@ public final class RunCommand implements Callable<Integer> {
             try (FileIngestor fi = new FileIngestor(target.bootstrapServers())) {
                 for (Path f : files.inputs()) {
                     if (formats.get(f) == InputFormat.VLLM_LOG) {
-                        err.println(f + ": " + fi.ingestLog(f, files.found().contains(f) ? null : instance).describe());
+                        err.println(f + ": " + fi.ingestLog(f, files.logInstance(f, instance)).describe());
                         continue;
                     }
                     FileIngestor.Counts c = fi.ingestTraces(f);

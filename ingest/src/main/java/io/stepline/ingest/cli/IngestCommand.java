@@ -136,7 +136,7 @@ public final class IngestCommand implements Callable<Integer> {
                 try (FileIngestor fi = new FileIngestor(target.bootstrapServers())) {
                     for (Path f : files.inputs()) {
                         if (formats.get(f) == InputFormat.VLLM_LOG) {
-                            ingestLog(fi, f, files.found().contains(f) ? null : instance);
+                            ingestLog(fi, f, files.logInstance(f, instance));
                             continue;
                         }
                         FileIngestor.Counts c = fi.ingestTraces(f);

@@ -126,6 +126,11 @@ public final class TraceSetFiles {
         public List<Path> named() {
             return inputs.stream().filter(p -> !found.contains(p)).toList();
         }
+
+        /** The instance a vLLM log input is read as: {@code instance} (the option) for a log named, null (its file name) for one found. */
+        public String logInstance(Path log, String instance) {
+            return found.contains(log) ? null : instance;
+        }
     }
 
     /** A trace file by its name: {@code *.otlp.jsonl}, {@code *.otlp.json} or {@code *.otlp.pb}, or any of them {@code .gz}. */

@@ -53,6 +53,7 @@ class TraceSetFilesTest {
         assertThat(r.inputs()).containsExactly(traces, log);
         assertThat(r.named()).containsExactly(traces);
         assertThat(r.found()).containsExactly(log);
+        assertThat(r.logInstance(log, "given")).as("a log found is named by its file").isNull();
         assertThat(r.kernels()).as("kernels only with the directory").isEmpty();
         assertThat(r.notes()).singleElement().asString().contains(log.toString()).contains("instance v-mix-7b-log")
                 .contains(TraceSetFiles.COMPANION_OPTION);
@@ -75,6 +76,7 @@ class TraceSetFilesTest {
         TraceSetFiles.Resolved r = TraceSetFiles.resolve(List.of(traces, log, Path.of(set.toString(), "..", "val", "traces.otlp.jsonl")), null, true);
         assertThat(r.inputs()).containsExactly(traces, log);
         assertThat(r.found()).as("the log was named: --instance may name it").isEmpty();
+        assertThat(r.logInstance(log, "given")).isEqualTo("given");
         assertThat(r.notes()).isEmpty();
 
         TraceSetFiles.Resolved both = TraceSetFiles.resolve(List.of(set, traces), List.of(kernels), true);
