@@ -59,15 +59,11 @@ public final class TraceSetFiles {
      * @throws IllegalArgumentException for an input that does not exist, or a directory without a trace set's files
      */
     public static Resolved resolve(List<Path> inputs, List<Path> kernels, boolean companionLogs) throws IOException {
-        Set<Path> named = new LinkedHashSet<>();
+        Set<Path> named = new LinkedHashSet<>(); // the files named on the command line, by key
         for (Path p : inputs) {
             if (!Files.isDirectory(p)) {
-                named.add(p);
+                named.add(key(p));
             }
-        }
-        Set<Path> seen = new LinkedHashSet<>();
-        for (Path p : named) {
-            seen.add(key(p));
         }
         List<Path> out = new ArrayList<>();
         Set<Path> found = new LinkedHashSet<>();
@@ -89,7 +85,7 @@ public final class TraceSetFiles {
                 for (Path f : set) {
                     if (outKeys.add(key(f))) {
                         out.add(f);
-                        if (!seen.contains(key(f))) {
+                        if (!named.contains(key(f))) {
                             found.add(f);
                         }
                     }
@@ -109,7 +105,7 @@ public final class TraceSetFiles {
             }
             Path dir = p.getParent() != null ? p.getParent() : p.toAbsolutePath().getParent();
             for (Path log : dir == null ? List.<Path>of() : listed(dir, TraceSetFiles::isIterationLog)) {
-                if (!seen.contains(key(log)) && outKeys.add(key(log))) {
+                if (!named.contains(key(log)) && outKeys.add(key(log))) {
                     out.add(log);
                     found.add(log);
                     notes.add(log + ": read too, an iteration log beside " + p.getFileName() + " (instance "
