@@ -296,6 +296,23 @@ class IncidentReporterTest {
     }
 
     @Test
+    void aRegressionStandingAtTheInputsEndIsReportedAsSuchFromWhenItBegan() throws Exception {
+        Collect c = new Collect();
+        IncidentReporter r = new IncidentReporter(ReporterSettings.defaults(out), c);
+        long t0 = 1_767_225_600_000_000_000L;
+        r.accept(Anomaly.newBuilder().setAnomalyId("inst-e/drift-at-end/1999").setInstanceId("inst-e").setKind(AnomalyKind.SUSTAINED_REGRESSION)
+                .setSeverity(Severity.MEDIUM).setStartUnixNano(t0 + 1_320_000_000L).setEndUnixNano(t0 + 2_000_000_000L).setStepId(1999L)
+                .setDeviationRatio(1.45).setReferenceModelVersion(1L).setModelKind("robust").setModelVersion(12).setAtInputEnd(true).build());
+        r.flush();
+        assertThat(c.incidents).extracting(Incident::getSummary).containsOnly("sustained regression: 1.45x, standing at the input's end");
+        assertThat(c.incidents).extracting(Incident::getKind).containsOnly(AnomalyKind.SUSTAINED_REGRESSION);
+        JsonNode report = new ObjectMapper().readTree(out.resolve("incident-inst-e-drift-1999.json").toFile());
+        assertThat(report.path("evidence").get(0).asText()).startsWith("the input ended while the instance's steps stood 1.45x above its model")
+                .contains("sooner than the drift window tells a regression from a long fault");
+        assertThat(report.path("summary").asText()).isEqualTo("sustained regression: 1.45x, standing at the input's end");
+    }
+
+    @Test
     void aRestartedReporterDoesNotRepeatAlerts() {
         Collect first = new Collect();
         IncidentReporter r1 = new IncidentReporter(ReporterSettings.defaults(out), first);

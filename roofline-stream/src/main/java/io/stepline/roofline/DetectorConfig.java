@@ -44,6 +44,7 @@ public final class DetectorConfig {
     private final Path stateDir;
     private final long commitIntervalMs;
     private final RetentionStats stats = new RetentionStats();
+    private final io.stepline.kafka.EndOfInput endOfInput = new io.stepline.kafka.EndOfInput();
     private final String topicPrefix;
     private final int threads;
     private final String memberName;
@@ -105,6 +106,11 @@ public final class DetectorConfig {
 
     public RetentionStats stats() {
         return stats;
+    }
+
+    /** The signal that a replay's steps are all judged: each model then reports a shift still standing ({@link io.stepline.kafka.EndOfInput}). */
+    public io.stepline.kafka.EndOfInput endOfInput() {
+        return endOfInput;
     }
 
     /** Prefix of the output topics (empty normally; replays write to fresh, prefixed topics). */

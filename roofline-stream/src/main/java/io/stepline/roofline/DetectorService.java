@@ -34,6 +34,14 @@ public final class DetectorService implements AutoCloseable {
         return config.stats();
     }
 
+    /**
+     * Every step of a replay has been judged: each model reports a shift still standing that no report covers yet
+     * ({@link io.stepline.roofline.model.LatencyDetector#standingAtEnd}), at its task's next punctuation. Live runs never call it.
+     */
+    public void endOfInput() {
+        config.endOfInput().signal();
+    }
+
     public KafkaStreams streams() {
         return app == null ? null : app.streams();
     }

@@ -108,6 +108,42 @@ class RooflineTopologyTest {
         }
     }
 
+    @Test
+    void atTheEndOfInputAShiftStillStandingIsReportedOnceAndOnlyAfterTheSignal() {
+        DetectorConfig cfg = DetectorConfig.builder().stateDir(state).baselineSampleRate(0).build();
+        try (TopologyTestDriver driver = new TopologyTestDriver(RooflineTopology.build(cfg), cfg.streamsProperties("dummy:9092"))) {
+            TestInputTopic<String, byte[]> steps = driver.createInputTopic(Topics.STEPS.topicName(), new StringSerializer(), new ByteArraySerializer());
+            TestOutputTopic<String, byte[]> anomalies = driver.createOutputTopic(Topics.ANOMALIES.topicName(), new StringDeserializer(), new ByteArrayDeserializer());
+            SplittableRandom rng = new SplittableRandom(3);
+            // i-1 runs 1.5x slower for its last 800 steps, too few to fill the drift window; i-2 stays healthy
+            for (int i = 0; i < 5_000; i++) {
+                steps.pipeInput("i-1", EventSerdes.STEP.encode(Steps.step(rng, "i-1", i, i * 10_000_000L, Steps.Noise.LOGNORMAL, i >= 4_200 ? 1.5 : 1)));
+                steps.pipeInput("i-2", EventSerdes.STEP.encode(Steps.step(rng, "i-2", i, i * 10_000_000L, Steps.Noise.LOGNORMAL, 1)));
+            }
+            assertThat(anomalies.readValuesToList()).as("no sustained regression while the steps came")
+                    .noneMatch(v -> EventSerdes.ANOMALY.decode(v).getKind() == AnomalyKind.SUSTAINED_REGRESSION);
+            driver.advanceWallClockTime(java.time.Duration.ofSeconds(1));
+            assertThat(anomalies.isEmpty()).as("no end of input signalled: nothing").isTrue();
+
+            cfg.endOfInput().signal();
+            driver.advanceWallClockTime(java.time.Duration.ofMillis(200));
+            List<Anomaly> atEnd = new ArrayList<>();
+            anomalies.readValuesToList().forEach(v -> atEnd.add(EventSerdes.ANOMALY.decode(v)));
+            assertThat(atEnd).hasSize(1);
+            Anomaly a = atEnd.get(0);
+            assertThat(a.getInstanceId()).isEqualTo("i-1");
+            assertThat(a.getKind()).isEqualTo(AnomalyKind.SUSTAINED_REGRESSION);
+            assertThat(a.getAtInputEnd()).isTrue();
+            assertThat(a.getStepId()).as("the instance's last judged step").isEqualTo(4_999L);
+            assertThat(a.getDeviationRatio()).isBetween(1.4, 1.6);
+            assertThat(a.getStartUnixNano()).as("when the shift began, to the drift block").isBetween(4_100 * 10_000_000L, 4_300 * 10_000_000L);
+            assertThat(cfg.stats().standingAtInputEnd.sum()).isEqualTo(1);
+
+            driver.advanceWallClockTime(java.time.Duration.ofSeconds(1));
+            assertThat(anomalies.isEmpty()).as("once per signal").isTrue();
+        }
+    }
+
     /**
      * The verdicts of one instance's 1,200 steps, each step record piped {@code copies(i)} times in a row: an external
      * Kafka 4.3.1 broker restarted under load committed an aborted ingest transaction's steps along with their retry

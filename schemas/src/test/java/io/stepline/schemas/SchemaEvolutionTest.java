@@ -502,7 +502,7 @@ class SchemaEvolutionTest {
 
     @Test
     void anomalyWrittenBeforeTheDetectorLearnedPhaseBaselinesReadsWithAnEmptyOne() throws IOException {
-        Schema v1 = onlyOlderVersionWithout(io.stepline.events.Anomaly.getClassSchema(), "phase_baseline_ns");
+        Schema v1 = olderVersion(io.stepline.events.Anomaly.getClassSchema(), 0, "step", "phase_baseline_ns");
         // self-contained: the step record it carries is written out in it, not named
         assertThat(v1.getField("step").schema().getTypes().get(1).getField("phases")).isNotNull();
         GenericRecord old = new GenericData.Record(v1);
@@ -526,7 +526,28 @@ class SchemaEvolutionTest {
         assertThat(current.getPhaseBaselineNs()).as("no phase evidence from an older detector").isEmpty();
     }
 
-    /** The one older writer schema of {@code current} in the history, which lacks {@code field}. */
+    @Test
+    void anomalyWrittenBeforeRegressionsStandingAtTheInputsEndReadsAsNoneOfThem() throws IOException {
+        Schema v2 = olderVersion(io.stepline.events.Anomaly.getClassSchema(), 1, "phase_baseline_ns", "at_input_end");
+        assertThat(SchemaHistory.olderVersionsOf(io.stepline.events.Anomaly.getClassSchema().getFullName())).hasSize(2);
+        GenericRecord old = withDefaults(v2);
+        old.put("anomaly_id", "i-1/drift/7000");
+        old.put("instance_id", "i-1");
+        old.put("kind", new GenericData.EnumSymbol(v2.getField("kind").schema(), "SUSTAINED_REGRESSION"));
+        old.put("severity", new GenericData.EnumSymbol(v2.getField("severity").schema(), "MEDIUM"));
+        old.put("start_unix_nano", 100L);
+        old.put("end_unix_nano", 400L);
+        old.put("step_id", 7_000L);
+        old.put("deviation_ratio", 1.3);
+        old.put("model_kind", "robust");
+        old.put("model_version", 9L);
+
+        io.stepline.events.Anomaly current = EventSerdes.ANOMALY.decode(written(v2, old));
+        assertThat(current.getKind()).isEqualTo(io.stepline.events.AnomalyKind.SUSTAINED_REGRESSION);
+        assertThat(current.getDeviationRatio()).isEqualTo(1.3);
+        assertThat(current.getAtInputEnd()).as("an older detector reported only regressions that filled its window").isFalse();
+    }
+
     /** A record of an older schema with its fields' defaults. */
     private static GenericRecord withDefaults(Schema older) {
         GenericRecord r = new GenericData.Record(older);

@@ -51,6 +51,7 @@ public final class OfflineDetection {
             System.err.println(sink.rejected + " inputs rejected");
         }
         Map<String, LatencyDetector> detectors = new HashMap<>();
+        Map<String, Long> lastStep = new HashMap<>();
         Map<String, Map<String, java.nio.ByteBuffer>> stores = new HashMap<>();
         String every = System.getenv("OFFLINE_RESTORE_EVERY");
         long restoreEvery = every == null ? 0 : Long.parseLong(every);
@@ -63,6 +64,7 @@ public final class OfflineDetection {
                     continue;
                 }
                 LatencyDetector d = detectors.computeIfAbsent(s.getInstanceId(), k -> factory.get());
+                lastStep.put(s.getInstanceId(), s.getStepId());
                 Assessment a = d.assess(s);
                 Map<String, java.nio.ByteBuffer> st = stores.computeIfAbsent(s.getInstanceId(), k -> new HashMap<>());
                 for (Map.Entry<String, java.nio.ByteBuffer> e : d.dirty().entrySet()) {
@@ -89,6 +91,14 @@ public final class OfflineDetection {
                 if (a.drift() != null) {
                     w.write(String.format(Locale.ROOT, "{\"instance\":\"%s\",\"step_id\":%d,\"verdict\":\"SUSTAINED_REGRESSION\",\"ratio\":%.4f,\"since_ns\":%d}%n",
                             s.getInstanceId(), s.getStepId(), a.drift().ratio(), a.drift().sinceNs()));
+                }
+            }
+            // the input's end, as run's detector hears of it: a shift standing then that no report covers
+            for (Map.Entry<String, LatencyDetector> e : new java.util.TreeMap<>(detectors).entrySet()) {
+                io.stepline.roofline.model.Assessment.Drift end = e.getValue().standingAtEnd();
+                if (end != null) {
+                    w.write(String.format(Locale.ROOT, "{\"instance\":\"%s\",\"step_id\":%d,\"verdict\":\"SUSTAINED_REGRESSION\",\"ratio\":%.4f,\"since_ns\":%d,\"at_input_end\":true}%n",
+                            e.getKey(), lastStep.get(e.getKey()), end.ratio(), end.sinceNs()));
                 }
             }
         }

@@ -118,7 +118,8 @@ public final class Pipeline implements AutoCloseable {
 
     /**
      * Waits until every stage has consumed all its input (ingest first: then its input has ended,
-     * and what it holds for later input is emitted), then closes the open incidents.
+     * and what it holds for later input is emitted; then the detector, whose models report a shift
+     * still standing at the end), then closes the open incidents.
      */
     public void finish(boolean withIngest, Duration timeout) throws TimeoutException, InterruptedException {
         long started = System.nanoTime();
@@ -138,6 +139,9 @@ public final class Pipeline implements AutoCloseable {
                 new Quiescence(admin).await(List.of(ingestStage), timeout, INPUT_SETTLE, () -> healthy(true));
                 ingest.endOfInput();
             }
+            new Quiescence(admin).await(stages, timeout, SETTLE, () -> healthy(withIngest));
+            // every step judged: a shift still standing is reported now (no more steps will confirm it), and read by the reports
+            detector.endOfInput();
             new Quiescence(admin).await(stages, timeout, SETTLE, () -> healthy(withIngest));
         }
         // what is left of the run's timeout, and never less than a minute: the reports of a long run are many
@@ -177,6 +181,9 @@ public final class Pipeline implements AutoCloseable {
                 putMs(o, "bound_ms", a.getBoundNs());
                 o.put("deviation_ratio", a.getDeviationRatio()).put("start_unix_nano", a.getStartUnixNano())
                         .put("end_unix_nano", a.getEndUnixNano()).put("model", a.getModelKind()).put("model_version", a.getModelVersion());
+                if (a.getAtInputEnd()) {
+                    o.put("at_input_end", true);
+                }
                 w.write(m.writeValueAsString(o));
                 w.write('\n');
                 if (also != null) {

@@ -5,6 +5,7 @@ import java.util.Objects;
 import java.util.Properties;
 
 import io.stepline.ingest.accounting.IngestStats;
+import io.stepline.kafka.EndOfInput;
 
 /** Validated settings of the ingest Kafka Streams application, assembled into one {@link Properties}. */
 public final class IngestConfig {

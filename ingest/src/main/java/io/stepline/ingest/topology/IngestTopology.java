@@ -31,6 +31,7 @@ import io.stepline.ingest.otlp.OtlpDecoder;
 import io.stepline.ingest.otlp.SpanFragment;
 import io.stepline.schemas.DeadLetters;
 import io.stepline.ingest.validation.Rejection;
+import io.stepline.kafka.EndOfInput;
 import io.stepline.schemas.Topics;
 import io.stepline.schemas.EventSerdes;
 

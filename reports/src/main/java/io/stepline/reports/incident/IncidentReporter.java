@@ -763,8 +763,14 @@ public final class IncidentReporter {
                 .setSeverity(a.getSeverity()).setClassification(FaultType.UNKNOWN).setFirstStepId(firstStep)
                 .setLastStepId(stepOf(a)).setNumSteps((int) absorbedSteps).setStartUnixNano(start)
                 .setEndUnixNano(a.getEndUnixNano()).setMaxDeviationRatio(a.getDeviationRatio())
-                .setSummary(String.format(Locale.ROOT, "sustained regression: %.2fx", a.getDeviationRatio())).build());
+                .setSummary(driftSummary(a)).build());
         return new PendingDrift(a, firstStep, absorbedSteps, absorbedRuns, capture, List.copyOf(merged));
+    }
+
+    /** A sustained regression's one-line summary: its size, and whether it was still standing when the input ended. */
+    static String driftSummary(Anomaly a) {
+        return String.format(Locale.ROOT, a.getAtInputEnd() ? "sustained regression: %.2fx, standing at the input's end" : "sustained regression: %.2fx",
+                a.getDeviationRatio());
     }
 
     /** A sustained regression applied, the runs it folded in counted, waiting for the kernels of its steps to be triaged. */
@@ -829,8 +835,14 @@ public final class IncidentReporter {
         List<KernelBatch> before = in.baseline.newestThrough(stepOf(a), t -> t < start - DRIFT_LOOKBACK_NS, MAX_BASELINE_BATCHES);
         Triage t = Triager.triage(new Triager.Input(in.role, List.of(), Map.of(), after, before));
         List<String> evidence = new ArrayList<>();
-        evidence.add(String.format(Locale.ROOT, "the instance's model has stayed %.2fx above its reference model (version %s) since %s",
-                a.getDeviationRatio(), a.getReferenceModelVersion(), java.time.Instant.ofEpochSecond(0, start)));
+        if (a.getAtInputEnd()) {
+            evidence.add(String.format(Locale.ROOT, "the input ended while the instance's steps stood %.2fx above its model (version %s), as they"
+                    + " had since %s: reported at the end, sooner than the drift window tells a regression from a long fault",
+                    a.getDeviationRatio(), a.getReferenceModelVersion(), java.time.Instant.ofEpochSecond(0, start)));
+        } else {
+            evidence.add(String.format(Locale.ROOT, "the instance's model has stayed %.2fx above its reference model (version %s) since %s",
+                    a.getDeviationRatio(), a.getReferenceModelVersion(), java.time.Instant.ofEpochSecond(0, start)));
+        }
         if (absorbedRuns > 0) {
             evidence.add(String.format(Locale.ROOT, "%d flagged step(s) in %d run(s) since it began belong to this regression (not reported as incidents of their own)",
                     absorbedSteps, absorbedRuns));
@@ -839,8 +851,7 @@ public final class IncidentReporter {
         FaultType cls = t.classification();
         String id = in.id + "-drift-" + (a.getStepId() == null ? 0 : a.getStepId());
         IncidentReport r = new IncidentReport(id, in.id, in.role, AnomalyKind.SUSTAINED_REGRESSION, cls, a.getSeverity(),
-                "sustained regression: " + String.format(Locale.ROOT, "%.2fx", a.getDeviationRatio())
-                        + (cls == FaultType.UNKNOWN ? "" : " (" + t.summary() + ")"),
+                driftSummary(a) + (cls == FaultType.UNKNOWN ? "" : " (" + t.summary() + ")"),
                 evidence, firstStep, a.getStepId() == null ? 0 : a.getStepId(), (int) absorbedSteps, start, a.getEndUnixNano(),
                 a.getDeviationRatio(), null, Double.NaN, Map.of(), t.ranks(), t.kernels(), List.of(), List.of(),
                 slo(), after.size(), before.size());

@@ -59,6 +59,14 @@ public interface LatencyDetector {
     }
 
     /**
+     * A shift standing when the input ends that no report covers yet (a replay over files knows its end; a live stream
+     * never asks), or null. Read only: asking changes nothing the model holds.
+     */
+    default Assessment.Drift standingAtEnd() {
+        return null;
+    }
+
+    /**
      * Changed state since the last call: "h" for the header, "s<slot>" for ring slots. Clears the dirty set.
      * The buffers are the caller's: the model never writes into them again (the detector stores their arrays as they are).
      */

@@ -33,6 +33,8 @@ public final class RetentionStats {
     public final LongAdder stepsWithoutLatency = new LongAdder();
     /** Step records that came twice (same instance, step id and start): judged once (StepJudge, RepeatedSteps). */
     public final LongAdder repeatedSteps = new LongAdder();
+    /** Shifts standing when a replay's input ended, reported then (StepJudge, LatencyDetector.standingAtEnd). */
+    public final LongAdder standingAtInputEnd = new LongAdder();
     /** Batches (and bytes) waiting for their step's verdict right now. */
     public final LongAdder waitingBatches = new LongAdder();
     public final LongAdder waitingBytes = new LongAdder();
@@ -62,9 +64,11 @@ public final class RetentionStats {
     public String toString() {
         return String.format(java.util.Locale.ROOT,
                 "retained %d outlier + %d baseline batches (%d bytes), dropped %d (%d bytes), late %d (up to %d steps behind), expired %d,"
-                        + " overflow %d, waiting %d; ratio %.4f%s",
+                        + " overflow %d, waiting %d; ratio %.4f%s%s",
                 retainedOutlierBatches.sum(), retainedBaselineBatches.sum(), retainedBytes(), droppedBatches.sum(), droppedBytes.sum(),
                 lateBatches.sum(), mostStepsBehind.get(), expiredBatches.sum(), overflowBatches.sum(), waitingBatches.sum(), retentionRatio(),
-                repeatedSteps.sum() == 0 ? "" : String.format(java.util.Locale.ROOT, "; %d step records came twice, judged once", repeatedSteps.sum()));
+                repeatedSteps.sum() == 0 ? "" : String.format(java.util.Locale.ROOT, "; %d step records came twice, judged once", repeatedSteps.sum()),
+                standingAtInputEnd.sum() == 0 ? "" : String.format(java.util.Locale.ROOT, "; %d shift(s) standing at the input's end reported",
+                        standingAtInputEnd.sum()));
     }
 }

@@ -53,6 +53,19 @@ final class DetectorRecords {
                 .setReferenceModelVersion(drift.referenceVersion()).build();
     }
 
+    /**
+     * A shift standing when a replay's input ended ({@link LatencyDetector#standingAtEnd}), after the instance's last judged
+     * step {@code lastStepId} (null when this task did not judge it: a model restored from the store) that ended at
+     * {@code lastEndNs}; marked {@code at_input_end}.
+     */
+    static Anomaly standingAtEnd(String inst, Assessment.Drift drift, LatencyDetector d, Long lastStepId, long lastEndNs) {
+        return Anomaly.newBuilder().setAnomalyId(inst + "/drift-at-end/" + (lastStepId == null ? "" : lastStepId)).setInstanceId(inst)
+                .setKind(AnomalyKind.SUSTAINED_REGRESSION).setSeverity(drift.ratio() >= HIGH_DRIFT_RATIO ? Severity.HIGH : Severity.MEDIUM)
+                .setStartUnixNano(drift.sinceNs()).setEndUnixNano(Math.max(lastEndNs, drift.sinceNs())).setStepId(lastStepId)
+                .setDeviationRatio(drift.ratio()).setModelKind(d.kind()).setModelVersion(d.version())
+                .setReferenceModelVersion(drift.referenceVersion()).setAtInputEnd(true).build();
+    }
+
     /** The instance's current model (compacted topic: the latest per instance). */
     static RooflineModel roofline(String inst, LatencyDetector d, long nowNs) {
         RooflineModel.Builder m = RooflineModel.newBuilder().setInstanceId(inst).setModelKind(d.kind()).setVersion(d.version())

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 
 import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -64,6 +65,10 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
     private final Set<String> unsaved = new LinkedHashSet<>();
     private final Map<String, PhaseTypicals> typicals = new HashMap<>();
     private final RepeatedSteps repeats = new RepeatedSteps();
+    /** Per instance judged by this task since init: its last judged step's id and end (for a report at the input's end). */
+    private final Map<String, long[]> lastJudged = new HashMap<>();
+    /** The {@link io.stepline.kafka.EndOfInput} signals acted on since init (0: a signal given before init is acted on too). */
+    private long endSignalsActedOn;
 
     StepJudge(DetectorConfig cfg) {
         this.cfg = cfg;
@@ -82,6 +87,47 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
         unsaved.clear();
         typicals.clear();
         repeats.clear();
+        lastJudged.clear();
+        // a task revived after its transaction was aborted acts on the end again: what it sent went with the transaction
+        endSignalsActedOn = 0;
+        context.schedule(END_OF_INPUT_CHECK, PunctuationType.WALL_CLOCK_TIME, now -> atEndOfInput());
+    }
+
+    /**
+     * How often a task looks for a replay's end: a replay waits for the reports to settle after signalling it
+     * ({@code Pipeline.SETTLE}, seconds), so a tenth of a second is soon enough, and a look costs one read of a counter.
+     */
+    static final java.time.Duration END_OF_INPUT_CHECK = java.time.Duration.ofMillis(100);
+
+    /**
+     * After an end-of-input signal, once per signal: every model of this task reports a shift still standing that no
+     * report covers yet, which no more steps will confirm (a regression that began within the drift window of the
+     * replay's end). The models are read, not changed.
+     */
+    private void atEndOfInput() {
+        long signals = cfg.endOfInput().signals();
+        if (signals == endSignalsActedOn) {
+            return;
+        }
+        endSignalsActedOn = signals;
+        java.util.SortedSet<String> instances = new java.util.TreeSet<>(detectors.keySet());
+        try (KeyValueIterator<String, byte[]> it = models.prefixScan("d|", Serdes.String().serializer())) {
+            while (it.hasNext()) {
+                String key = it.next().key;
+                instances.add(key.substring(2, key.lastIndexOf('|')));
+            }
+        }
+        for (String inst : instances) {
+            LatencyDetector d = detector(inst);
+            Assessment.Drift end = d.standingAtEnd();
+            if (end == null) {
+                continue;
+            }
+            long[] last = lastJudged.get(inst);
+            Anomaly an = DetectorRecords.standingAtEnd(inst, end, d, last == null ? null : last[0], last == null ? end.sinceNs() : last[1]);
+            ctx.forward(new Record<String, Object>(inst, EventSerdes.ANOMALY.encode(an), ctx.currentStreamTimeMs()), RooflineTopology.ANOMALIES_SINK);
+            stats.standingAtInputEnd.increment();
+        }
     }
 
     @Override
@@ -139,6 +185,9 @@ final class StepJudge implements Processor<String, byte[], String, Object> {
         }
         LatencyDetector d = detector(inst);
         Assessment a = d.assess(s);
+        long[] last = lastJudged.computeIfAbsent(inst, k -> new long[2]);
+        last[0] = s.getStepId();
+        last[1] = s.getEndUnixNano();
         unsaved.add(inst);
         StepVerdict v = DetectorRecords.verdict(s, a, d, record.timestamp());
         if (a.verdict() == Verdict.OUTLIER) {

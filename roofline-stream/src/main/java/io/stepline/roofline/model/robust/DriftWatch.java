@@ -343,6 +343,47 @@ public final class DriftWatch {
         return under >= Math.log(s.minRatio()) && under < quickBelowLog ? alarm(under) : null;
     }
 
+    /**
+     * The shift that stands when the input ends: the trailing run of elevated blocks, at least {@code minBlocks} of them and
+     * none read at the model or under it, by their median block's shift (at least {@link Settings#minRatio}), since the
+     * first of them; null when there is none, when a re-anchored shift is still watched for its end, or when the block
+     * under way (once it holds {@link #END_PARTIAL_STEPS} steps) is no longer elevated: the shift ended just before the input.
+     * {@code levelRiseLog}: the level's rise over its anchor now, against which the block under way is read.
+     */
+    Alarm standingAtEnd(int minBlocks, double levelRiseLog) {
+        if (watchBlocks > 0 || full.size() < minBlocks) {
+            return null;
+        }
+        if (filled >= END_PARTIAL_STEPS) {
+            byte[] sorted = Arrays.copyOf(current, filled);
+            Arrays.sort(sorted);
+            int elevated = 0;
+            for (int i = 0; i < filled; i++) {
+                elevated += current[i] >= elevatedQ ? 1 : 0;
+            }
+            if (elevated < s.minElevatedShare() * filled && sorted[filled / 2] + quantise(levelRiseLog) < medianElevatedQ) {
+                return null;
+            }
+        }
+        int run = 0;
+        while (run < full.size() && blockElevated(full.get(full.size() - 1 - run))) {
+            run++;
+        }
+        if (run < minBlocks) {
+            return null;
+        }
+        int[] medians = new int[run];
+        for (int i = 0; i < run; i++) {
+            medians[i] = anchored(full.size() - 1 - i);
+            if (medians[i] <= 0) {
+                return null;
+            }
+        }
+        Arrays.sort(medians);
+        int shiftQ = medians[run / 2];
+        return shiftQ < medianElevatedQ ? null : new Alarm(Math.exp(shiftQ / QUANTUM), fullStart.get(full.size() - run));
+    }
+
     /** The median shift of the last {@code blocks} blocks, read against the anchor, if every one of them is elevated; else NaN. */
     private double elevatedRunShift(int blocks) {
         if (full.size() < blocks) {

@@ -63,6 +63,54 @@ class DriftWatchTest {
     }
 
     @Test
+    void aShiftStandingWhenTheInputEndsIsReadWithItsSizeAndStartOnceItHasFilledTheBlocksAskedFor() {
+        int block = DriftWatch.Settings.DEFAULT_BLOCK_STEPS;
+        // a fault-sized shift 800 steps before the end: no alarm yet (it waits for the whole window), but it stands
+        DriftWatch w = watchWithShift(1.5, 800, 0);
+        DriftWatch.Alarm end = w.standingAtEnd(6, 0);
+        assertThat(end).isNotNull();
+        assertThat(end.ratio()).isCloseTo(1.5, org.assertj.core.data.Offset.offset(0.03));
+        assertThat(end.sinceNs()).isEqualTo(1_000 * STEP_NS);
+        assertThat(w.standingAtEnd(9, 0)).as("fewer elevated blocks than asked for").isNull();
+        // the level has followed part of the shift: the blocks are read against its anchor, the size is the whole shift
+        DriftWatch followed = watchWithShift(1.5, 800, Math.log(1.2));
+        assertThat(followed.standingAtEnd(6, Math.log(1.2)).ratio()).isCloseTo(1.5, org.assertj.core.data.Offset.offset(0.03));
+        // no shift: nothing stands
+        assertThat(watchWithShift(1.0, 800, 0).standingAtEnd(6, 0)).isNull();
+        assertThat(watchWithShift(1.5, 6 * block - 50, 0).standingAtEnd(6, 0)).as("five whole blocks of it").isNull();
+    }
+
+    @Test
+    void aShiftThatEndedInTheBlockUnderWayDoesNotStandAtTheEnd() {
+        DriftWatch w = watchWithShift(1.5, 800, 0);
+        for (int i = 0; i < DriftWatch.END_PARTIAL_STEPS; i++) {
+            w.observe(0.0, (1_800 + i) * STEP_NS, true, 0, Math.log(1.35));
+        }
+        assertThat(w.standingAtEnd(6, 0)).isNull();
+    }
+
+    @Test
+    void aShiftAlreadyAlarmedOnAndWatchedForItsEndDoesNotStandAgain() {
+        DriftWatch w = watchWithShift(1.5, 800, 0);
+        w.watchEnd(1.5, 2_000);
+        assertThat(w.standingAtEnd(6, 0)).isNull();
+    }
+
+    /** A watch of 1,000 healthy steps (spread 3%), then {@code steps} steps shifted by {@code ratio}, blocks kept with a level risen by {@code riseLog}. */
+    private static DriftWatch watchWithShift(double ratio, int steps, double riseLog) {
+        DriftWatch w = new DriftWatch(DriftWatch.Settings.defaults());
+        SplittableRandom rng = new SplittableRandom(11);
+        for (int i = 0; i < 1_000; i++) {
+            assertThat(w.observe(rng.nextGaussian() * 0.03, i * STEP_NS, true, 0, Math.log(1.35))).isNull();
+        }
+        for (int i = 0; i < steps; i++) {
+            assertThat(w.observe(Math.log(ratio) - riseLog + rng.nextGaussian() * 0.03, (1_000 + i) * STEP_NS, true, riseLog, Math.log(1.35)))
+                    .as("a fault-sized shift raises no alarm before the whole window").isNull();
+        }
+        return w;
+    }
+
+    @Test
     void aShiftThatEndsWhileItsAlarmIsWatchedIsUndoneByTheDropAtMostTheShift() {
         int block = DriftWatch.Settings.DEFAULT_BLOCK_STEPS;
         // the re-anchored model is 1.6x too high: steps back at the level before run at 1/1.6 of it, half the shift
