@@ -640,7 +640,7 @@ public final class RobustRoofline implements LatencyDetector {
     /**
      * The shift the drift watch reads standing when the input ends and no report covers: a regression that began too
      * near the end of a replayed trace to fill the window that tells it from a long fault (a 1.45x regression 680-823
-     * steps before the end of 2,000-step validation traces was flagged step by step in four incidents and never
+     * steps before the end of 2,000-step validation traces was flagged step by step in 4-9 incidents and never
      * reported). Read only; the model is unchanged.
      */
     @Override
