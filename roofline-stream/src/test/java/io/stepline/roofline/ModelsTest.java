@@ -1774,6 +1774,27 @@ class ModelsTest {
         assertThat(reported.sinceNs()).as("since after it began, before the report").isBetween(4_900 * STEP_NS, drifts.get(0) * STEP_NS);
     }
 
+    @Test
+    void aRegressionOfAProducerWithoutTheKvContextStandingWhenTheInputEndsIsRead() {
+        // the same log cut 800 steps into the regression (as fleet2's and fleet3's 3,000-step sets end 1,100-1,325 steps
+        // into theirs), read at the end by the drift watch here, where the batch level followed only part of it (where it
+        // followed all of it, as on those sets, the prompts' steps' watch reads it: PrefillShiftTest). (On seed 43, the test above's, the prompts' cell learned part of the regression for a few hundred steps: the
+        // run of blocks above the model begins later, and stands at the end only from 6,400 steps on.)
+        for (long seed = 1; seed <= 3; seed++) {
+            List<StepRecord> steps = logStepsWithAThrottleThenARegression(seed).subList(0, 5_800);
+            RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+            int drifts = 0;
+            for (StepRecord step : steps) {
+                drifts += m.assess(step).drift() != null ? 1 : 0;
+            }
+            assertThat(drifts).as("seed %d: not reported while the steps came", seed).isZero();
+            Assessment.Drift end = m.standingAtEnd();
+            assertThat(end).as("seed %d", seed).isNotNull();
+            assertThat(end.ratio()).as("seed %d: by about its size", seed).isBetween(1.15, 1.35);
+            assertThat(end.sinceNs()).as("seed %d: since about when it began, to the block", seed).isBetween(4_900 * STEP_NS, 5_100 * STEP_NS);
+        }
+    }
+
     /**
      * A 1.45x regression on an iteration log, half its steps prefilling a prompt: the prefill-heavy steps' watch reads it
      * at ~1.7x (the batch level's share taken out of steps it had partly followed), a fault's size, and leaves it

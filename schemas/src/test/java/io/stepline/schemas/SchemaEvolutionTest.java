@@ -505,18 +505,8 @@ class SchemaEvolutionTest {
         Schema v1 = olderVersion(io.stepline.events.Anomaly.getClassSchema(), 0, "step", "phase_baseline_ns");
         // self-contained: the step record it carries is written out in it, not named
         assertThat(v1.getField("step").schema().getTypes().get(1).getField("phases")).isNotNull();
-        GenericRecord old = new GenericData.Record(v1);
-        old.put("anomaly_id", "old-detector/42");
-        old.put("instance_id", "old-detector");
-        old.put("kind", new GenericData.EnumSymbol(v1.getField("kind").schema(), "OUTLIER"));
-        old.put("severity", new GenericData.EnumSymbol(v1.getField("severity").schema(), "HIGH"));
-        old.put("start_unix_nano", 100L);
-        old.put("end_unix_nano", 400L);
-        old.put("step_id", 42L);
+        GenericRecord old = olderAnomaly(v1, "old-detector/42", "OUTLIER", "HIGH", 42L, 3.0);
         old.put("latency_ns", 300L);
-        old.put("deviation_ratio", 3.0);
-        old.put("model_kind", "robust");
-        old.put("model_version", 7L);
         byte[] bytes = new BinaryMessageEncoder<GenericRecord>(GenericData.get(), v1).encode(old).array();
 
         io.stepline.events.Anomaly current = EventSerdes.ANOMALY.decode(bytes);
@@ -530,22 +520,28 @@ class SchemaEvolutionTest {
     void anomalyWrittenBeforeRegressionsStandingAtTheInputsEndReadsAsNoneOfThem() throws IOException {
         Schema v2 = olderVersion(io.stepline.events.Anomaly.getClassSchema(), 1, "phase_baseline_ns", "at_input_end");
         assertThat(SchemaHistory.olderVersionsOf(io.stepline.events.Anomaly.getClassSchema().getFullName())).hasSize(2);
-        GenericRecord old = withDefaults(v2);
-        old.put("anomaly_id", "i-1/drift/7000");
-        old.put("instance_id", "i-1");
-        old.put("kind", new GenericData.EnumSymbol(v2.getField("kind").schema(), "SUSTAINED_REGRESSION"));
-        old.put("severity", new GenericData.EnumSymbol(v2.getField("severity").schema(), "MEDIUM"));
-        old.put("start_unix_nano", 100L);
-        old.put("end_unix_nano", 400L);
-        old.put("step_id", 7_000L);
-        old.put("deviation_ratio", 1.3);
-        old.put("model_kind", "robust");
-        old.put("model_version", 9L);
+        GenericRecord old = olderAnomaly(v2, "i-1/drift/7000", "SUSTAINED_REGRESSION", "MEDIUM", 7_000L, 1.3);
 
         io.stepline.events.Anomaly current = EventSerdes.ANOMALY.decode(written(v2, old));
         assertThat(current.getKind()).isEqualTo(io.stepline.events.AnomalyKind.SUSTAINED_REGRESSION);
         assertThat(current.getDeviationRatio()).isEqualTo(1.3);
         assertThat(current.getAtInputEnd()).as("an older detector reported only regressions that filled its window").isFalse();
+    }
+
+    /** An anomaly of an older schema {@code v}: its defaults, the fields every version requires, on instance "i-1" (robust model 7, 100-400 ns). */
+    private static GenericRecord olderAnomaly(Schema v, String id, String kind, String severity, long stepId, double ratio) {
+        GenericRecord old = withDefaults(v);
+        old.put("anomaly_id", id);
+        old.put("instance_id", "i-1");
+        old.put("kind", new GenericData.EnumSymbol(v.getField("kind").schema(), kind));
+        old.put("severity", new GenericData.EnumSymbol(v.getField("severity").schema(), severity));
+        old.put("start_unix_nano", 100L);
+        old.put("end_unix_nano", 400L);
+        old.put("step_id", stepId);
+        old.put("deviation_ratio", ratio);
+        old.put("model_kind", "robust");
+        old.put("model_version", 7L);
+        return old;
     }
 
     /** A record of an older schema with its fields' defaults. */

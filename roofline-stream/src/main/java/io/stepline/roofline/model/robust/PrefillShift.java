@@ -172,6 +172,52 @@ final class PrefillShift {
         return a;
     }
 
+    /**
+     * The shift of the prefill-heavy steps that stands when the input ends ({@link DriftWatch#standingAtEnd}, for this
+     * watch's blocks): the trailing run of blocks whose prefill-heavy steps stood above the model (blocks without any are
+     * passed over), spanning at least {@code minBlocks} blocks and {@link #MIN_PREFILL_STEPS} of those steps, by their
+     * blocks' median shift (at least the minimum ratio), since the first of them; null when there is none, when a
+     * re-anchored shift is still watched for its end, or when the block under way holds {@link DriftWatch#END_PARTIAL_STEPS}
+     * judged steps and its prefill-heavy ones are no longer elevated.
+     */
+    DriftWatch.Alarm standingAtEnd(int minBlocks) {
+        if (watchBlocks > 0) {
+            return null;
+        }
+        if (stepsFilled >= DriftWatch.END_PARTIAL_STEPS && prefillFilled > 0) {
+            byte[] block = Arrays.copyOf(current, prefillFilled);
+            int elevated = 0;
+            for (byte q : block) {
+                elevated += q >= elevatedQ ? 1 : 0;
+            }
+            Arrays.sort(block);
+            if (elevated < s.minElevatedShare() * block.length && block[block.length / 2] < minRatioQ) {
+                return null;
+            }
+        }
+        int first = -1;
+        int steps = 0;
+        List<Integer> medians = new ArrayList<>();
+        for (int i = full.size() - 1; i >= 0; i--) {
+            int[] b = full.get(i);
+            if (b[0] == 0) {
+                continue;
+            }
+            if (b[1] < s.minElevatedShare() * b[0] && b[2] < minRatioQ) {
+                break;
+            }
+            first = i;
+            steps += b[0];
+            medians.add(b[2]);
+        }
+        if (first < 0 || full.size() - first < minBlocks || steps < MIN_PREFILL_STEPS) {
+            return null;
+        }
+        int[] sorted = medians.stream().mapToInt(Integer::intValue).sorted().toArray();
+        int shiftQ = sorted[sorted.length / 2];
+        return shiftQ < minRatioQ ? null : new DriftWatch.Alarm(Math.exp(shiftQ / DriftWatch.QUANTUM), fullStart.get(first));
+    }
+
     private int newestWithSteps() {
         int i = full.size() - 1;
         while (i > 0 && full.get(i)[0] == 0) {

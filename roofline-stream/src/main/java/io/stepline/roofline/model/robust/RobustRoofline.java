@@ -649,6 +649,11 @@ public final class RobustRoofline implements LatencyDetector {
             return null;
         }
         DriftWatch.Alarm alarm = drift.standingAtEnd(END_OF_INPUT_BLOCKS, level.riseLog());
+        if (alarm == null && level.byBatch()) {
+            // the batch level of a producer without the KV context follows a regression in its decode steps: its
+            // prefill-heavy steps show it (watchPrefillShift)
+            alarm = prefillShift.standingAtEnd(END_OF_INPUT_BLOCKS);
+        }
         return alarm == null ? null : new Assessment.Drift(alarm.ratio(), alarm.sinceNs(), fit.referenceVersion());
     }
 

@@ -47,6 +47,33 @@ class PrefillShiftTest {
     }
 
     @Test
+    void aShiftOfThePrefillHeavyStepsStandingWhenTheInputEndsIsReadWithItsSizeAndStart() {
+        // 800 steps of a 1.25x shift before the end: too few to fill the window, and no alarm
+        PrefillShift w = new PrefillShift(DriftWatch.Settings.defaults());
+        assertThat(firstAlarm(feed(w, 0, 3_000, i -> i % 5 == 0, i -> i >= 2_200 ? 1.25 : 1))).isEqualTo(-1);
+        DriftWatch.Alarm end = w.standingAtEnd(6);
+        assertThat(end).isNotNull();
+        assertThat(end.ratio()).isBetween(1.2, 1.3);
+        assertThat(end.sinceNs()).as("from the block it began in").isEqualTo(2_200 * STEP_NS);
+        assertThat(w.standingAtEnd(9)).as("fewer blocks than asked for").isNull();
+        assertThat(w.standingAtEnd(6)).as("asked again, the same").isEqualTo(end);
+
+        PrefillShift healthy = new PrefillShift(DriftWatch.Settings.defaults());
+        feed(healthy, 0, 3_000, i -> i % 5 == 0, i -> 1);
+        assertThat(healthy.standingAtEnd(6)).isNull();
+        PrefillShift ended = new PrefillShift(DriftWatch.Settings.defaults());
+        feed(ended, 0, 3_050, i -> i % 5 == 0, i -> i >= 2_200 && i < 3_000 ? 1.25 : 1);
+        assertThat(ended.standingAtEnd(6)).as("back at the model in the block under way").isNull();
+        PrefillShift decodeOnly = new PrefillShift(DriftWatch.Settings.defaults());
+        feed(decodeOnly, 0, 3_000, i -> false, i -> 1.25);
+        assertThat(decodeOnly.standingAtEnd(6)).as("no prefill-heavy steps").isNull();
+        PrefillShift watched = new PrefillShift(DriftWatch.Settings.defaults());
+        feed(watched, 0, 3_000, i -> i % 5 == 0, i -> i >= 2_200 ? 1.25 : 1);
+        watched.watchEnd(1.25, 2_000);
+        assertThat(watched.standingAtEnd(6)).as("a re-anchored shift watched for its end").isNull();
+    }
+
+    @Test
     void aTwelveHundredStepSlowdownIsNoShift() {
         PrefillShift w = new PrefillShift(DriftWatch.Settings.defaults());
         assertThat(firstAlarm(feed(w, 0, 6_000, i -> i % 5 == 0, i -> i >= 2_000 && i < 3_200 ? 1.6 : 1))).isEqualTo(-1);
