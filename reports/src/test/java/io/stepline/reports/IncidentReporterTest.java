@@ -313,6 +313,39 @@ class IncidentReporterTest {
     }
 
     @Test
+    void aRegressionsPageListsTheFlaggedStepsItFoldedIn() throws Exception {
+        // the steps flagged one by one since the regression began are its steps: its page lists them, as a run's page does
+        Collect c = new Collect();
+        IncidentReporter r = new IncidentReporter(ReporterSettings.defaults(out), c);
+        long t0 = 1_767_225_600_000_000_000L;
+        for (long i = 0; i < 400; i++) {
+            long start = t0 + i * 10_000_000L;
+            boolean bad = i >= 300 && i % 10 == 0;
+            long lat = i >= 300 ? (bad ? 15_000_000L : 12_000_000L) : 10_000_000L;
+            StepRecord s = step("inst-f", i, start, lat);
+            r.accept(s);
+            if (bad) {
+                r.accept(Anomaly.newBuilder().setAnomalyId("inst-f/" + i).setInstanceId("inst-f").setKind(AnomalyKind.OUTLIER)
+                        .setSeverity(Severity.MEDIUM).setStartUnixNano(start).setEndUnixNano(start + lat).setStepId(i).setLatencyNs(lat)
+                        .setExpectedNs(10e6).setBoundNs(14e6).setDeviationRatio(1.5).setModelKind("robust").setModelVersion(3).setStep(s).build());
+            }
+        }
+        r.accept(Anomaly.newBuilder().setAnomalyId("inst-f/drift-at-end/399").setInstanceId("inst-f").setKind(AnomalyKind.SUSTAINED_REGRESSION)
+                .setSeverity(Severity.MEDIUM).setStartUnixNano(t0 + 300 * 10_000_000L).setEndUnixNano(t0 + 400 * 10_000_000L).setStepId(399L)
+                .setDeviationRatio(1.2).setReferenceModelVersion(1L).setModelKind("robust").setModelVersion(3).setAtInputEnd(true).build());
+        r.flush();
+        JsonNode report = new ObjectMapper().readTree(out.resolve("incident-inst-f-drift-399.json").toFile());
+        assertThat(report.path("num_steps").asInt()).isEqualTo(10);
+        List<Long> ids = new ArrayList<>();
+        report.path("steps").forEach(n -> ids.add(n.path("step_id").asLong()));
+        assertThat(ids).containsExactly(300L, 310L, 320L, 330L, 340L, 350L, 360L, 370L, 380L, 390L);
+        String html = Files.readString(out.resolve("incident-inst-f-drift-399.html"));
+        assertThat(html).contains("<tr><td>300</td><td>15.00</td><td>10.00</td><td>1.50</td>").doesNotContain("None of its steps ran over")
+                .contains("Reported when the input ended");
+        assertThat(Files.readString(out.resolve("incident-inst-f-drift-399.trace.json"))).contains("\"step_id\":390");
+    }
+
+    @Test
     void aRestartedReporterDoesNotRepeatAlerts() {
         Collect first = new Collect();
         IncidentReporter r1 = new IncidentReporter(ReporterSettings.defaults(out), first);

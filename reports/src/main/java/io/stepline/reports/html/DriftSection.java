@@ -10,7 +10,9 @@ import static io.stepline.reports.html.Html.esc;
  * What a sustained regression's page shows of the shift itself: the instance's drift ratio (its
  * current roofline against the reference, over the reference workload mix) at every refit over
  * time, with the regression's span shaded, and the reference and current models side by side,
- * coefficient by coefficient.
+ * coefficient by coefficient. The shift its steps showed, as the detector measured it, is drawn over the
+ * regression's span: the model's own drift ratio follows it only once the model is re-anchored on it, which
+ * a shift reported when the input ended never was.
  */
 public final class DriftSection {
     private DriftSection() {}
@@ -18,11 +20,23 @@ public final class DriftSection {
     /** One refit of the instance's model. */
     public record Refit(long fittedAtUnixNano, double driftRatio) {}
 
-    public static String html(String instance, List<Refit> refits, long startNs, long endNs, List<String> features, List<Double> current,
+    /**
+     * The regression as reported: its span, the ratio its steps stood at above the model, and whether it was
+     * reported when the input ended (the model not re-anchored on it).
+     */
+    public record Shift(long startNs, long endNs, double ratio, boolean atInputEnd) {}
+
+    public static String html(String instance, List<Refit> refits, Shift shift, List<String> features, List<Double> current,
                               double currentInterceptNs, long currentVersion, List<Double> reference, Double referenceInterceptNs,
                               Long referenceVersion) {
         StringBuilder b = new StringBuilder();
         b.append("<h2>The shift</h2>");
+        String measured = String.format(Locale.ROOT, "%.2fx", shift.ratio());
+        if (shift.atInputEnd()) {
+            b.append("<p>Reported when the input ended: its steps had stood ").append(esc(measured)).append(" above the model since it began,"
+                    + " and the model was never re-anchored on it, so the model's own drift ratio stays where it was; the orange line"
+                    + " is the shift its steps showed.</p>");
+        }
         if (refits.isEmpty()) {
             b.append("<p>No refits of this instance's model were read.</p>");
         } else {
@@ -30,7 +44,12 @@ public final class DriftSection {
             double[] y = refits.stream().mapToDouble(Refit::driftRatio).toArray();
             SvgChart c = new SvgChart(900, 300, "Roofline of " + instance + " against its reference", "time (UTC) of each refit",
                     "current / reference latency", s -> LatencyChart.CLOCK.format(Instant.ofEpochSecond(0, Math.round(s * 1e9))));
-            c.band("regression", "#ff9900", startNs / 1e9, Math.max(startNs, endNs) / 1e9);
+            double from = shift.startNs() / 1e9;
+            double to = Math.max(shift.startNs(), shift.endNs()) / 1e9;
+            c.band("regression", "#ff9900", from, to);
+            if (shift.ratio() > 0) {
+                c.line("shift in its steps (" + measured + ")", "#e6550d", new double[] {from, to}, new double[] {shift.ratio(), shift.ratio()}, false);
+            }
             c.line("drift ratio", "#9467bd", x, y, false);
             c.dots("refit", "#9467bd", 2.5, x, y, "refit");
             double[] one = new double[x.length];

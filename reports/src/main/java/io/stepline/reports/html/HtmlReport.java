@@ -9,6 +9,7 @@ import io.stepline.reports.incident.IncidentReport;
 import io.stepline.reports.incident.IncidentReporter;
 import io.stepline.reports.triage.KernelDiff;
 import io.stepline.reports.triage.RankEvidence;
+import io.stepline.schemas.Topics;
 
 import static io.stepline.reports.html.Html.esc;
 
@@ -114,14 +115,26 @@ public final class HtmlReport {
             }
             b.append("</table>");
         }
-        b.append("<h2>Flagged steps</h2><table><tr><th>step</th><th>latency ms</th><th>expected ms</th><th>ratio</th><th>prefill tokens</th><th>decode reqs</th></tr>");
-        for (IncidentReport.StepSummary s : r.steps()) {
-            b.append("<tr><td>").append(s.stepId()).append("</td><td>").append(fmt(s.latencyMs())).append("</td><td>").append(fmt(s.expectedMs()))
-                    .append("</td><td>").append(fmt(s.deviationRatio())).append("</td><td>").append(s.prefillTokens()).append("</td><td>")
-                    .append(s.decodeReqs()).append("</td></tr>");
+        b.append("<h2>Flagged steps</h2>");
+        if (r.steps().isEmpty()) {
+            b.append(r.kind() == AnomalyKind.SUSTAINED_REGRESSION
+                    ? "<p>None of its steps ran over the step bound: a shift under the bound is found only by the drift watch.</p>"
+                    : "<p>None held: the incident's anomalies were no longer held when it was reported.</p>");
+        } else {
+            if (r.numSteps() > r.steps().size()) {
+                b.append("<p>The first ").append(r.steps().size()).append(" of ").append(r.numSteps()).append("; every one is on ")
+                        .append(Topics.ANOMALIES.topicName()).append(" (and in anomalies.jsonl of a run over files).</p>");
+            }
+            b.append("<table><tr><th>step</th><th>latency ms</th><th>expected ms</th><th>ratio</th><th>prefill tokens</th><th>decode reqs</th></tr>");
+            for (IncidentReport.StepSummary s : r.steps()) {
+                b.append("<tr><td>").append(s.stepId()).append("</td><td>").append(fmt(s.latencyMs())).append("</td><td>").append(fmt(s.expectedMs()))
+                        .append("</td><td>").append(fmt(s.deviationRatio())).append("</td><td>").append(s.prefillTokens()).append("</td><td>")
+                        .append(s.decodeReqs()).append("</td></tr>");
+            }
+            b.append("</table>");
         }
         String base = "incident-" + esc(IncidentReporter.safe(r.incidentId()));
-        b.append("</table><p><a href=\"").append(base).append(".trace.json\">Perfetto trace</a> (at ui.perfetto.dev choose \"Open trace file\" and pick it;"
+        b.append("<p><a href=\"").append(base).append(".trace.json\">Perfetto trace</a> (at ui.perfetto.dev choose \"Open trace file\" and pick it;"
                         + " nothing is uploaded) &#183; ")
                 .append("<a href=\"").append(base).append(".json\">JSON</a> &#183; <a href=\"index.html\">all incidents</a></p>");
         b.append("</body></html>\n");

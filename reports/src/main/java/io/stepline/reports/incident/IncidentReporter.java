@@ -84,6 +84,8 @@ public final class IncidentReporter {
     }
 
     static final int MAX_ANOMALIES_PER_INSTANCE = 4096;
+    /** Flagged steps an incident's page and JSON list one by one (its count says how many there were). */
+    static final int MAX_STEP_ROWS = 200;
     /** Verdicts seen before the judged share of an instance's step ids is trusted. */
     static final int MIN_VERDICTS_FOR_SHARE = 100;
     /** Incident gaps widen at most 20x for sampled instances. */
@@ -668,18 +670,9 @@ public final class IncidentReporter {
         List<KernelBatch> kernels = e.kernels();
         Triage t = e.triage();
         String id = in.id + "-" + run.firstStep;
-        List<IncidentReport.StepSummary> summaries = new ArrayList<>();
-        for (Anomaly a : as) {
-            StepRecord s = a.getStep();
-            summaries.add(new IncidentReport.StepSummary(a.getStepId(), a.getStartUnixNano(), nz(a.getLatencyNs()) / 1e6,
-                    nz(a.getExpectedNs()) / 1e6, a.getDeviationRatio(), s == null ? 0 : s.getPrefillTokens(), s == null ? 0 : s.getNumDecodeReqs()));
-            if (summaries.size() >= 200) {
-                break;
-            }
-        }
         IncidentReport r = new IncidentReport(id, in.id, in.role, AnomalyKind.OUTLIER, t.classification(), e.worst(),
                 t.summary(), t.evidence(), run.firstStep, run.lastStep, run.steps, run.startNs, run.endNs, run.maxRatio, t.dominantPhase(),
-                t.dominantGrowth(), t.phaseGrowth(), t.ranks(), t.kernels(), summaries,
+                t.dominantGrowth(), t.phaseGrowth(), t.ranks(), t.kernels(), stepSummaries(as),
                 requests.impacts(in.id, run.firstStep, run.lastStep, settings.ttftSloS(), settings.tpotSloS(), 100),
                 slo(), kernels.size(), e.before().size());
         PerfettoTrace trace = new PerfettoTrace(in.id, run.startNs).metadata("incident_id", id);
@@ -691,6 +684,26 @@ public final class IncidentReporter {
         for (KernelBatch b : kernels) {
             trace.kernels(b, "");
         }
+        Timeline.Capture capture = in.captures.remove(run.firstStep);
+        publish(in, r, trace, scatterPoints(as), latencyChart(in, capture == null ? List.of() : in.timeline.take(capture), run.startNs, run.endNs));
+    }
+
+    /** The table rows of an incident's flagged steps: the first {@link #MAX_STEP_ROWS} of them. */
+    private static List<IncidentReport.StepSummary> stepSummaries(List<Anomaly> as) {
+        List<IncidentReport.StepSummary> summaries = new ArrayList<>();
+        for (Anomaly a : as) {
+            if (summaries.size() >= MAX_STEP_ROWS) {
+                break;
+            }
+            StepRecord s = a.getStep();
+            summaries.add(new IncidentReport.StepSummary(a.getStepId(), a.getStartUnixNano(), nz(a.getLatencyNs()) / 1e6,
+                    nz(a.getExpectedNs()) / 1e6, a.getDeviationRatio(), s == null ? 0 : s.getPrefillTokens(), s == null ? 0 : s.getNumDecodeReqs()));
+        }
+        return summaries;
+    }
+
+    /** An incident's flagged steps as the roofline scatter plot marks them. */
+    private static List<ScatterPlot.Point> scatterPoints(List<Anomaly> as) {
         List<ScatterPlot.Point> flagged = new ArrayList<>();
         for (Anomaly a : as) {
             StepRecord s = a.getStep();
@@ -698,8 +711,7 @@ public final class IncidentReporter {
             double x = s == null ? 0 : decodeOnly ? s.getNumDecodeReqs() : s.getPrefillTokens();
             flagged.add(new ScatterPlot.Point(x, nz(a.getLatencyNs()) / 1e6, nz(a.getBoundNs()) / 1e6, decodeOnly));
         }
-        Timeline.Capture capture = in.captures.remove(run.firstStep);
-        publish(in, r, trace, flagged, latencyChart(in, capture == null ? List.of() : in.timeline.take(capture), run.startNs, run.endNs));
+        return flagged;
     }
 
     /**
@@ -751,9 +763,11 @@ public final class IncidentReporter {
         // the flagged steps since the regression began, counted from the anomalies themselves (runs too small to be
         // incidents count too); the anomalies of one instance are applied in the order the detector wrote them
         long absorbedSteps = 0;
+        List<Anomaly> flagged = new ArrayList<>();
         for (Anomaly x : in.anomalies) {
             if (x.getStartUnixNano() >= start) {
                 absorbedSteps++;
+                flagged.add(x);
                 firstStep = Math.min(firstStep, x.getStepId() == null ? firstStep : x.getStepId());
             }
         }
@@ -764,7 +778,7 @@ public final class IncidentReporter {
                 .setLastStepId(stepOf(a)).setNumSteps((int) absorbedSteps).setStartUnixNano(start)
                 .setEndUnixNano(a.getEndUnixNano()).setMaxDeviationRatio(a.getDeviationRatio())
                 .setSummary(driftSummary(a)).build());
-        return new PendingDrift(a, firstStep, absorbedSteps, absorbedRuns, capture, List.copyOf(merged));
+        return new PendingDrift(a, firstStep, absorbedSteps, absorbedRuns, capture, List.copyOf(merged), flagged);
     }
 
     /** A sustained regression's one-line summary: its size, and whether it was still standing when the input ended. */
@@ -775,7 +789,7 @@ public final class IncidentReporter {
 
     /** A sustained regression applied, the runs it folded in counted, waiting for the kernels of its steps to be triaged. */
     private record PendingDrift(Anomaly anomaly, long firstStep, long absorbedSteps, long absorbedRuns, Timeline.Capture capture,
-                                List<String> mergedAlerts) {}
+                                List<String> mergedAlerts, List<Anomaly> flagged) {}
 
     /**
      * The page an alert of a run that a sustained regression folded in points to: the run has no report of
@@ -853,19 +867,26 @@ public final class IncidentReporter {
         IncidentReport r = new IncidentReport(id, in.id, in.role, AnomalyKind.SUSTAINED_REGRESSION, cls, a.getSeverity(),
                 driftSummary(a) + (cls == FaultType.UNKNOWN ? "" : " (" + t.summary() + ")"),
                 evidence, firstStep, a.getStepId() == null ? 0 : a.getStepId(), (int) absorbedSteps, start, a.getEndUnixNano(),
-                a.getDeviationRatio(), null, Double.NaN, Map.of(), t.ranks(), t.kernels(), List.of(), List.of(),
+                a.getDeviationRatio(), null, Double.NaN, Map.of(), t.ranks(), t.kernels(), stepSummaries(p.flagged()), List.of(),
                 slo(), after.size(), before.size());
         PerfettoTrace trace = new PerfettoTrace(in.id, start).metadata("incident_id", id);
+        for (Anomaly x : p.flagged()) {
+            if (x.getStep() != null) {
+                trace.step(x.getStep(), x);
+            }
+        }
         for (KernelBatch b : after) {
             trace.kernels(b, " (after)");
         }
         RooflineModel m = in.model;
-        String shift = m == null ? io.stepline.reports.html.DriftSection.html(in.id, new ArrayList<>(in.refits), start, a.getEndUnixNano(),
+        io.stepline.reports.html.DriftSection.Shift measured = new io.stepline.reports.html.DriftSection.Shift(start, a.getEndUnixNano(),
+                a.getDeviationRatio(), a.getAtInputEnd());
+        String shift = m == null ? io.stepline.reports.html.DriftSection.html(in.id, new ArrayList<>(in.refits), measured,
                 List.of(), List.of(), Double.NaN, 0, null, null, null)
-                : io.stepline.reports.html.DriftSection.html(in.id, new ArrayList<>(in.refits), start, a.getEndUnixNano(), m.getFeatureNames(),
+                : io.stepline.reports.html.DriftSection.html(in.id, new ArrayList<>(in.refits), measured, m.getFeatureNames(),
                         m.getCoefficients(), m.getInterceptNs(), m.getVersion(), m.getReferenceCoefficients(), m.getReferenceInterceptNs(),
                         m.getReferenceVersion());
-        publish(in, r, trace, List.of(), latencyChart(in, in.timeline.take(p.capture()), start, a.getEndUnixNano()) + shift);
+        publish(in, r, trace, scatterPoints(p.flagged()), latencyChart(in, in.timeline.take(p.capture()), start, a.getEndUnixNano()) + shift);
         alert(in, id, a.getSeverity(), start, a.getEndUnixNano(), AnomalyKind.SUSTAINED_REGRESSION, cls, r.summary(), p.mergedAlerts());
     }
 

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 class DriftSectionTest {
     private static String page(List<Double> reference, List<Double> current) {
         return DriftSection.html("i<1>", List.of(new DriftSection.Refit(1_000_000_000L, 1.0), new DriftSection.Refit(2_000_000_000L, 1.25)),
-                1_500_000_000L, 2_000_000_000L, List.of("intercept", "tokens_k", "tokens_k_over_0.128"), current, 1e6, 9, reference,
+                new DriftSection.Shift(1_500_000_000L, 2_000_000_000L, 1.25, false), List.of("intercept", "tokens_k", "tokens_k_over_0.128"), current, 1e6, 9, reference,
                 1e6, 1L);
     }
 
@@ -28,6 +28,21 @@ class DriftSectionTest {
         assertThat(DriftSection.ratio(-2, -3)).isEqualTo("1.50x");
         assertThat(DriftSection.ratio(2, 0)).isEqualTo("0.00x");
         assertThat(DriftSection.ratio(2, -1)).isEqualTo("sign changed");
+    }
+
+    @Test
+    void theShiftItsStepsShowedIsDrawnOverTheRegressionsSpan() {
+        String html = page(List.of(1.0, 2.0, 3.0), List.of(1.0, 2.0, 3.0));
+        assertThat(html).contains("shift in its steps (1.25x)").doesNotContain("Reported when the input ended");
+    }
+
+    @Test
+    void aShiftReportedWhenTheInputEndedSaysWhyTheModelsOwnRatioStayedWhereItWas() {
+        // the model was never re-anchored: its drift ratio stays at 1.0 while the steps stood 1.45x above it
+        String html = DriftSection.html("v-pre", List.of(new DriftSection.Refit(1_000_000_000L, 1.0), new DriftSection.Refit(3_000_000_000L, 1.0)),
+                new DriftSection.Shift(1_500_000_000L, 3_000_000_000L, 1.45, true), List.of(), List.of(), Double.NaN, 0, null, null, null);
+        assertThat(html).contains("Reported when the input ended: its steps had stood 1.45x above the model")
+                .contains("shift in its steps (1.45x)").contains("carries no reference");
     }
 
     @Test
