@@ -91,7 +91,7 @@ public final class RunCommand implements Callable<Integer> {
             long kernelBatches = 0;
             files.notes().forEach(err::println);
             try (FileIngestor fi = new FileIngestor(target.bootstrapServers())) {
-                for (Path f : files.inputs()) {
+                for (Path f : InputFileArgs.readOrder(files, formats)) {
                     if (formats.get(f) == InputFormat.VLLM_LOG) {
                         err.println(f + ": " + fi.ingestLog(f, files.logInstance(f, instance)).describe());
                         continue;

@@ -116,6 +116,19 @@ class ValidationTargetsIT {
         JsonNode log = instanceRow(r, "v-mix-7b-log");
         assertThat(log.get("fault_steps_big").asLong()).as("the log-only instance's slowed steps").isPositive();
         assertThat(log.get("step_recall").asDouble()).as("the log-only instance, read from beside the traces file").isGreaterThanOrEqualTo(0.99);
+        // the log's lines say no year: dated by the traces beside it, not by when the generator wrote the file (2026 for
+        // traces of 2025-12-01), its instance's incidents fall within the capture like every other's
+        long first = Long.MAX_VALUE;
+        long last = Long.MIN_VALUE;
+        int logIncidents = 0;
+        for (String line : Files.readAllLines(out.resolve("incidents.jsonl"))) {
+            JsonNode i = JSON.readTree(line);
+            first = Math.min(first, i.get("start_unix_nano").asLong());
+            last = Math.max(last, i.get("start_unix_nano").asLong());
+            logIncidents += i.get("instance").asText().equals("v-mix-7b-log") ? 1 : 0;
+        }
+        assertThat(logIncidents).isPositive();
+        assertThat(last - first).as("every incident within one capture of a few hours").isLessThan(86_400_000_000_000L);
     }
 
     /**

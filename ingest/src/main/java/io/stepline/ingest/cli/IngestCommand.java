@@ -134,7 +134,7 @@ public final class IngestCommand implements Callable<Integer> {
             if (inputs != null || kernels != null) {
                 files.notes().forEach(spec.commandLine().getErr()::println);
                 try (FileIngestor fi = new FileIngestor(target.bootstrapServers())) {
-                    for (Path f : files.inputs()) {
+                    for (Path f : InputFileArgs.readOrder(files, formats)) {
                         if (formats.get(f) == InputFormat.VLLM_LOG) {
                             ingestLog(fi, f, files.logInstance(f, instance));
                             continue;

@@ -2,6 +2,7 @@ package io.stepline.ingest.cli;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -33,6 +34,22 @@ public final class InputFileArgs {
             throw new CommandLine.ParameterException(cmd, e.getMessage());
         }
         return files;
+    }
+
+    /**
+     * The inputs in the order they are read: trace files first, then vLLM logs, whose lines say no year and are dated by
+     * the traces of the same capture read before them ({@link FileIngestor#ingestLog}).
+     */
+    public static List<Path> readOrder(TraceSetFiles.Resolved files, Map<Path, InputFormat> formats) {
+        List<Path> order = new ArrayList<>();
+        for (boolean logs : new boolean[] {false, true}) {
+            for (Path f : files.inputs()) {
+                if ((formats.get(f) == InputFormat.VLLM_LOG) == logs) {
+                    order.add(f);
+                }
+            }
+        }
+        return order;
     }
 
     /**

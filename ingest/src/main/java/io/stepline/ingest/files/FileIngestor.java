@@ -79,6 +79,7 @@ public final class FileIngestor implements AutoCloseable {
     private final KafkaProducer<String, byte[]> producer;
     // accounting: what the stateless step checks (ExportCheck) passed and refused, over every file
     private final IngestStats checked = IngestStats.forSummary();
+    private long tracesEndUnixNanos;
     /** Parts of the input now being sent that the checks refused: dead-lettered by take() with the input's file:N. */
     private final List<ExportCheck.Refused> refusedInInput = new ArrayList<>();
     private final AtomicReference<Exception> failure = new AtomicReference<>();
@@ -167,10 +168,31 @@ public final class FileIngestor implements AutoCloseable {
     private void send(TracesData td) {
         ExportCheck.Result r = ExportCheck.check(td, checked);
         refusedInInput.addAll(r.refused());
+        tracesEndUnixNanos = Math.max(tracesEndUnixNanos, latestEnd(r.keep()));
         // keyed by instance: each instance's lines stay in order in its partition
         for (ProducerRecord<String, byte[]> rec : InstanceMessages.of(r.keep())) {
             producer.send(rec, onError);
         }
+    }
+
+    private static long latestEnd(TracesData td) {
+        long end = 0;
+        for (var rs : td.getResourceSpansList()) {
+            for (var ss : rs.getScopeSpansList()) {
+                for (var span : ss.getSpansList()) {
+                    end = Math.max(end, span.getEndTimeUnixNano());
+                }
+            }
+        }
+        return end;
+    }
+
+    /**
+     * The end of the latest span of the trace files ingested so far (accepted by the checks), 0 before any: a vLLM log
+     * ingested after them is of the same capture, and its lines, which say no year, are dated by it ({@link #ingestLog}).
+     */
+    public long tracesEndUnixNanos() {
+        return tracesEndUnixNanos;
     }
 
     /**
@@ -199,12 +221,14 @@ public final class FileIngestor implements AutoCloseable {
      * Ingests a vLLM server log: its iteration lines and the start-up lines that say how to read
      * them go to {@code otlp_logs} as OTLP LogsData keyed by the log source (so they land in its
      * task), where the ingest topology makes step records of them; the rest is counted and skipped.
+     * Its lines say no year: after trace files, they are dated by the traces' latest span (the same
+     * capture: {@link #tracesEndUnixNanos}), else by the file's modification time ({@link LogFileReader}).
      *
      * @param instance the instance name, or null to name it from the file
      */
     public LogCounts ingestLog(Path file, String instance) throws IOException {
         requireReadable(file);
-        LogCounts c = LogFileReader.read(file, logPublisher(file, instance));
+        LogCounts c = LogFileReader.read(file, logPublisher(file, instance), tracesEndUnixNanos);
         producer.flush();
         check();
         return c;
