@@ -14,7 +14,9 @@ import java.util.function.DoubleFunction;
 public final class SvgChart {
     static final int LEFT = 64;
     static final int RIGHT = 16;
+    /** The plot's top without a legend; each row of the legend, which runs between the title and the plot, adds {@link #LEGEND_ROW}. */
     static final int TOP = 28;
+    static final int LEGEND_ROW = 15;
     static final int BOTTOM = 44;
     /** At most this many ticks per axis. */
     static final int MAX_TICKS = 8;
@@ -96,13 +98,38 @@ public final class SvgChart {
     public SvgChart band(String name, String color, double from, double to) {
         extend(new double[] {from, to}, null);
         legend.add(new String[] {name, color, "band"});
-        layers.add(0, () -> body.append("<rect class=\"band\" x=\"").append(f(sx(from))).append("\" y=\"").append(TOP).append("\" width=\"")
-                .append(f(Math.max(1, sx(to) - sx(from)))).append("\" height=\"").append(height - TOP - BOTTOM).append("\" fill=\"").append(color)
+        layers.add(0, () -> body.append("<rect class=\"band\" x=\"").append(f(sx(from))).append("\" y=\"").append(top).append("\" width=\"")
+                .append(f(Math.max(1, sx(to) - sx(from)))).append("\" height=\"").append(height - top - BOTTOM).append("\" fill=\"").append(color)
                 .append("\" fill-opacity=\"0.18\"/>"));
         return this;
     }
 
     private double yTop;
+    /** The plot's top: under the title and the legend's rows ({@link #svg} places them first). */
+    private int top = TOP;
+    /** Each legend entry's x and row, in the order added. */
+    private final List<int[]> legendAt = new ArrayList<>();
+
+    /**
+     * Places the legend's entries left to right between the title and the plot, a new row when one would run past the
+     * right edge: drawn over the plot's top right, it covered the data there (a regression's shift line, the latency
+     * chart's highest steps). Text widths are estimated at 6.5 px a character of the 11 px font.
+     */
+    private void placeLegend() {
+        legendAt.clear();
+        int x = LEFT;
+        int row = 0;
+        for (String[] l : legend) {
+            int w = 24 + (int) Math.ceil(6.5 * l[0].length()) + 16;
+            if (x > LEFT && x + w > width - RIGHT) {
+                row++;
+                x = LEFT;
+            }
+            legendAt.add(new int[] {x, row});
+            x += w;
+        }
+        top = TOP + (legend.isEmpty() ? 0 : (row + 1) * LEGEND_ROW);
+    }
 
     private double sx(double x) {
         double span = maxX - minX;
@@ -110,10 +137,11 @@ public final class SvgChart {
     }
 
     private double sy(double y) {
-        return height - BOTTOM - (height - TOP - BOTTOM) * Math.min(y, yTop) / yTop;
+        return height - BOTTOM - (height - top - BOTTOM) * Math.min(y, yTop) / yTop;
     }
 
     public String svg() {
+        placeLegend();
         if (!(maxX >= minX)) {
             minX = 0;
             maxX = 1;
@@ -139,7 +167,7 @@ public final class SvgChart {
                 continue;
             }
             double x = sx(t);
-            b.append("<line class=\"grid\" x1=\"").append(f(x)).append("\" x2=\"").append(f(x)).append("\" y1=\"").append(TOP).append("\" y2=\"")
+            b.append("<line class=\"grid\" x1=\"").append(f(x)).append("\" x2=\"").append(f(x)).append("\" y1=\"").append(top).append("\" y2=\"")
                     .append(height - BOTTOM).append("\" stroke=\"#e4e4e4\"/>");
             b.append("<text class=\"tick\" x=\"").append(f(x)).append("\" y=\"").append(height - BOTTOM + 15).append("\" text-anchor=\"middle\">")
                     .append(Html.esc(xLabel.apply(t))).append("</text>");
@@ -148,15 +176,16 @@ public final class SvgChart {
         b.append(body);
         b.append("<line x1=\"").append(LEFT).append("\" y1=\"").append(height - BOTTOM).append("\" x2=\"").append(width - RIGHT).append("\" y2=\"")
                 .append(height - BOTTOM).append("\" stroke=\"#333\"/>");
-        b.append("<line x1=\"").append(LEFT).append("\" y1=\"").append(TOP).append("\" x2=\"").append(LEFT).append("\" y2=\"").append(height - BOTTOM)
+        b.append("<line x1=\"").append(LEFT).append("\" y1=\"").append(top).append("\" x2=\"").append(LEFT).append("\" y2=\"").append(height - BOTTOM)
                 .append("\" stroke=\"#333\"/>");
         b.append("<text x=\"").append((LEFT + width - RIGHT) / 2).append("\" y=\"").append(height - 8).append("\" text-anchor=\"middle\">")
                 .append(Html.esc(xTitle)).append("</text>");
-        b.append("<text transform=\"translate(14 ").append((TOP + height - BOTTOM) / 2).append(") rotate(-90)\" text-anchor=\"middle\">")
+        b.append("<text transform=\"translate(14 ").append((top + height - BOTTOM) / 2).append(") rotate(-90)\" text-anchor=\"middle\">")
                 .append(Html.esc(yTitle)).append("</text>");
-        int lx = width - RIGHT - 170;
-        int ly = TOP + 4;
-        for (String[] l : legend) {
+        for (int i = 0; i < legend.size(); i++) {
+            String[] l = legend.get(i);
+            int lx = legendAt.get(i)[0];
+            int ly = TOP - 4 + legendAt.get(i)[1] * LEGEND_ROW;
             String color = l[1];
             switch (l[2]) {
                 case "line" -> b.append("<line x1=\"").append(lx).append("\" x2=\"").append(lx + 18).append("\" y1=\"").append(ly + 4)
@@ -166,8 +195,7 @@ public final class SvgChart {
                 default -> b.append("<rect x=\"").append(lx).append("\" y=\"").append(ly).append("\" width=\"18\" height=\"9\" fill=\"").append(color)
                         .append("\" fill-opacity=\"0.3\"/>");
             }
-            b.append("<text x=\"").append(lx + 24).append("\" y=\"").append(ly + 8).append("\">").append(Html.esc(l[0])).append("</text>");
-            ly += 15;
+            b.append("<text class=\"legend\" x=\"").append(lx + 24).append("\" y=\"").append(ly + 8).append("\">").append(Html.esc(l[0])).append("</text>");
         }
         b.append("</svg>");
         return b.toString();

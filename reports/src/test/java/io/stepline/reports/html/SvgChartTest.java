@@ -25,6 +25,29 @@ class SvgChartTest {
     }
 
     @Test
+    void theLegendRunsBetweenTheTitleAndThePlotNotOverTheData() {
+        // drawn in the plot's top right, the legend covered a regression's shift line and the highest steps
+        SvgChart c = new SvgChart(400, 200, "t", "x", "y", v -> "" + v);
+        for (int i = 0; i < 6; i++) {
+            c.line("series number " + i, "#1f77b4", new double[] {0, 1}, new double[] {1, 9}, false);
+        }
+        String svg = c.svg();
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("<text class=\"legend\" x=\"(\\d+)\" y=\"(\\d+)\"").matcher(svg);
+        java.util.Set<Integer> rows = new java.util.TreeSet<>();
+        while (m.find()) {
+            assertThat(Integer.parseInt(m.group(1))).as("within the chart's width").isLessThan(400 - SvgChart.RIGHT);
+            rows.add(Integer.parseInt(m.group(2)));
+        }
+        assertThat(rows).as("six entries of ~130 px in rows of 320 px").hasSize(3);
+        int plotTop = SvgChart.TOP + rows.size() * SvgChart.LEGEND_ROW;
+        assertThat(rows.stream().mapToInt(Integer::intValue).max().getAsInt()).isLessThan(plotTop);
+        // the y axis and so the data begin under the last row
+        assertThat(svg).contains("<line x1=\"" + SvgChart.LEFT + "\" y1=\"" + plotTop + "\" x2=\"" + SvgChart.LEFT + "\"");
+        assertThat(new SvgChart(400, 200, "t", "x", "y", v -> "" + v).line("a", "#000", new double[] {0, 1}, new double[] {1, 2}, false).svg())
+                .contains("<line x1=\"" + SvgChart.LEFT + "\" y1=\"" + (SvgChart.TOP + SvgChart.LEGEND_ROW) + "\"");
+    }
+
+    @Test
     void tickLabelsAreWholeNumbersWithSeparatorsOrTwoDecimalsForSmallValues() {
         assertThat(SvgChart.number(12000)).isEqualTo("12,000");
         assertThat(SvgChart.number(0.25)).isEqualTo("0.25");
