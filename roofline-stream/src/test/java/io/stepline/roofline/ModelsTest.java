@@ -2,6 +2,7 @@ package io.stepline.roofline;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -1869,6 +1870,43 @@ class ModelsTest {
         assertThat(stall.ratio()).isBetween(40.0, 60.0);
         // work the instance has not run six times yet has no typical time: not judged
         assertThat(m.assess(Steps.logStep(rng, "log", 102, 102 * STEP_NS, 5, 100e3, 50)).verdict()).isEqualTo(Verdict.WARMING_UP);
+    }
+
+    @Test
+    void aLoadInTooFewCellsForAFitIsJudgedCellByCellOnceTheBootstrapIsOver() {
+        // a decode-only instance at a steady batch of 56 requests: one cell, never points enough for a fit. A 1.8x
+        // contention at steps 300-399 was WARMING_UP and learned (under the gross ratio); past the bootstrap, the
+        // cell's median judges it at the widest bound of the known work space
+        SplittableRandom rng = new SplittableRandom(3);
+        RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
+        int contended = 0;
+        int healthyFlagged = 0;
+        int healthyNotJudged = 0;
+        for (int i = 0; i < 700; i++) {
+            boolean slow = i >= 300 && i < 400;
+            Assessment a = m.assess(Steps.logStep(rng, "dec", i, i * STEP_NS, 56, 100e3, slow ? 1.8 : 1));
+            assertThat(a.refitted()).as("step %d", i).isFalse();
+            if (slow) {
+                assertThat(a.verdict()).as("contended step %d", i).isEqualTo(Verdict.OUTLIER);
+                assertThat(a.ratio()).as("contended step %d", i).isBetween(1.6, 2.0);
+                assertThat(a.boundNs() / a.expectedNs()).isCloseTo(RobustRoofline.Settings.DEFAULT_MAX_BOUND_RATIO, within(1e-9));
+                contended++;
+            } else {
+                healthyFlagged += a.verdict() == Verdict.OUTLIER ? 1 : 0;
+                healthyNotJudged += a.verdict() == Verdict.WARMING_UP ? 1 : 0;
+            }
+        }
+        // every contended step flagged: none was learned (six would have made the cell's median the contention's)
+        assertThat(contended).isEqualTo(100);
+        assertThat(healthyFlagged).isZero();
+        // without a fit, a step under the bound is still WARMING_UP: the model has no roofline to call it NORMAL by
+        assertThat(healthyNotJudged).isEqualTo(600);
+        // a step as slow in the bootstrap is not judged yet
+        RobustRoofline young = new RobustRoofline(RobustRoofline.Settings.defaults());
+        for (int i = 0; i < 100; i++) {
+            young.assess(Steps.logStep(rng, "dec", i, i * STEP_NS, 56, 100e3, 1));
+        }
+        assertThat(young.assess(Steps.logStep(rng, "dec", 100, 100 * STEP_NS, 56, 100e3, 1.8)).verdict()).isEqualTo(Verdict.WARMING_UP);
     }
 
     /**

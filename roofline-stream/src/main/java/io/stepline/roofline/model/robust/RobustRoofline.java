@@ -58,7 +58,8 @@ public final class RobustRoofline implements LatencyDetector {
                            int pointsPerCell, int maxCells, DriftWatch.Settings drift) {
         /**
          * Steps seen before the first fit (WARMING_UP until then, but for stalls far beyond their own
-         * work's typical time, {@link RobustRoofline#WARM_UP_GROSS_RATIO}). 64 with refits every 32 steps
+         * work's typical time, {@link RobustRoofline#WARM_UP_GROSS_RATIO}; a load in too few cells for a fit
+         * by then is judged cell by cell until one can be made). 64 with refits every 32 steps
          * while young was tried: it judges the short real vLLM logs (158 steps per rank in phase427) but
          * raised the validation log instance's false positives several-fold (docs/BENCHMARKS.md).
          */
@@ -542,15 +543,27 @@ public final class RobustRoofline implements LatencyDetector {
         return notJudged(++sinceRefit >= refitEvery() && refit());
     }
 
-    /** Before the first fit: a gross stall is flagged (not learned), every other step learned and not judged. */
+    /**
+     * Before the first fit: a gross stall is flagged (not learned), every other step learned and not judged; past the
+     * bootstrap steps, a step in a full cell is flagged (not learned) over the widest bound of the known work space
+     * ({@link Settings#maxBoundRatio}) times its cell's median. Such a step's cost can shift for good under that bound
+     * only: a shift over it stays flagged until the load reaches enough cells for a fit, as one the size of a fault does
+     * after a fit ({@link #STANDING_RATIO}).
+     */
     private Assessment warmingUp(int key, int slot, double lat, double levelHere) {
         double typical = cells.count(slot) >= s.pointsPerCell() ? CostFit.cellMedian(cells, slot) : Double.NaN;
-        if (lat > WARM_UP_GROSS_RATIO * typical && lat - typical >= s.minExcessNs()) {
+        // Past the bootstrap steps with still no fit, the load has stayed in too few cells for one (a decode-only instance
+        // at a steady batch size): its full cells are all the model knows, and what ran there many times is judged at
+        // the widest bound of the known work space. Held to the gross ratio, a 1.94x contention of 142 steps went
+        // unflagged on validation-style fleet3-9120 (x-dec-70b-b, 520 steps in two cells); from step 64 on, not 200,
+        // no slowed step more was found over 47 sets and one clean step more was flagged (docs/BENCHMARKS.md, stop 75)
+        double flagRatio = steps > s.bootstrapSteps() ? s.maxBoundRatio() : WARM_UP_GROSS_RATIO;
+        if (lat > flagRatio * typical && lat - typical >= s.minExcessNs()) {
             // no fit yet, but the same work ran many times at a fraction of this: a stall (a profiler
             // starting, a host hiccup) that a short log would otherwise end before warm-up does; not learned
             cells.touch(slot, steps);
             double ratio = lat / typical;
-            return new Assessment(Verdict.OUTLIER, typical, WARM_UP_GROSS_RATIO * typical, ratio, Assessment.severityOf(ratio),
+            return new Assessment(Verdict.OUTLIER, typical, flagRatio * typical, ratio, Assessment.severityOf(ratio),
                     fit.version(), false, null);
         }
         learnPoint(key, lat, levelHere);
