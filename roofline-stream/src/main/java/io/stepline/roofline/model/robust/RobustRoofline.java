@@ -546,9 +546,9 @@ public final class RobustRoofline implements LatencyDetector {
     /**
      * Before the first fit: a gross stall is flagged (not learned), every other step learned and not judged; past the
      * bootstrap steps, a step in a full cell is flagged (not learned) over the widest bound of the known work space
-     * ({@link Settings#maxBoundRatio}) times its cell's median. Such a step's cost can shift for good under that bound
-     * only: a shift over it stays flagged until the load reaches enough cells for a fit, as one the size of a fault does
-     * after a fit ({@link #STANDING_RATIO}).
+     * ({@link Settings#maxBoundRatio}) times its cell's median. Only a lasting change of cost under that bound is learned
+     * then: one over it stays flagged until the load reaches enough cells for a fit, as a shift the size of a fault stays
+     * flagged after a fit ({@link #STANDING_RATIO}).
      */
     private Assessment warmingUp(int key, int slot, double lat, double levelHere) {
         double typical = cells.count(slot) >= s.pointsPerCell() ? CostFit.cellMedian(cells, slot) : Double.NaN;
