@@ -218,6 +218,22 @@ final class PrefillShift {
         return shiftQ < minRatioQ ? null : new DriftWatch.Alarm(Math.exp(shiftQ / DriftWatch.QUANTUM), fullStart.get(first));
     }
 
+    /** Blocks in the trailing run of full blocks whose prefill-heavy steps stood above the model (blocks without any passed over). */
+    int standingBlocks() {
+        int run = 0;
+        for (int i = full.size() - 1; i >= 0; i--) {
+            int[] b = full.get(i);
+            if (b[0] == 0) {
+                continue;
+            }
+            if (b[1] < s.minElevatedShare() * b[0] && b[2] < minRatioQ) {
+                break;
+            }
+            run++;
+        }
+        return run;
+    }
+
     private int newestWithSteps() {
         int i = full.size() - 1;
         while (i > 0 && full.get(i)[0] == 0) {

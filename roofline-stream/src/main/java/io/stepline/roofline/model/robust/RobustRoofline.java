@@ -185,6 +185,14 @@ public final class RobustRoofline implements LatencyDetector {
      */
     static final double EPISODE_MIN_RATIO = 1.3;
     /**
+     * Blocks of the prefill-heavy steps' watch ({@link PrefillShift#standingBlocks}) that must stand above the model in a
+     * row before a filled cell stops learning prefill-heavy steps whose own part ran over the learning ratio. Two, not one:
+     * a single block over the model is as often a short episode's or a noisy stretch's: from one block, over 55
+     * validation-style sets, 21 more clean steps were flagged than from two, for one regression more; from three, the
+     * same regressions as from two (docs/BENCHMARKS.md, stop 76).
+     */
+    static final int PREFILL_HOLD_BLOCKS = 2;
+    /**
      * Steps a sampled producer ({@link #SAMPLED_SKIP_SHARE}) warms up on instead of {@link Settings#bootstrapSteps}:
      * the bootstrap counts the steps reported, and the validation traces' sampled instance, reporting one step in
      * four to six, ran 800-1,200 steps unjudged; every fault that fell in them was learned, not flagged (913 of
@@ -440,7 +448,15 @@ public final class RobustRoofline implements LatencyDetector {
         // healthy (validation-style noisy 4504 at 7,000 steps, v-dec-7b-b: 498 of 758 missed; 27 with this). Quiet
         // instances are unchanged: their margin is the learning ratio
         double filledLearnLog = calm ? learnLog : Math.log(s.learnRatio());
-        boolean learnable = (!watching || logRatio >= -learnLog) && (filled ? logRatio <= filledLearnLog : calm && !amidReports);
+        // nor, on a producer without the KV context, a prefill-heavy step whose own part ran over the learning ratio while
+        // that part's watch has blocks standing above the model: the whole-step ratio of a prompt sharing its step with
+        // decode work is diluted by the decode part the batch level follows, so a 1.2x regression read within the learning
+        // ratio there, the prompts' cells learned it before the watch's window filled, and the watch's blocks fell back to
+        // 1.0-1.07x (validation-style fleet3, x-mix-7b-nokv: missed on every set; over 55 sets, docs/BENCHMARKS.md stop 76,
+        // sustained regressions 110 -> 112 of 119, clean steps flagged 419 -> 423 of 1,449,091)
+        boolean prefillHeld = !Double.isNaN(prefillLog) && prefillLog > Math.log(s.learnRatio())
+                && prefillShift.standingBlocks() >= PREFILL_HOLD_BLOCKS;
+        boolean learnable = (!watching || logRatio >= -learnLog) && (filled ? logRatio <= filledLearnLog && !prefillHeld : calm && !amidReports);
         // a step reported under the bound (new work in a burst, an episode's step) teaches no cell either: learned, a
         // throttle's steps in a young instance's new cells became those cells' offsets at the next refit, and the rest of
         // the throttle read healthy there (validation-style fleet2 3812 at 4,000 steps, w-mix-70b-a: 122 of 343 missed)

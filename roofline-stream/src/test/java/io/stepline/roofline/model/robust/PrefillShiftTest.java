@@ -74,6 +74,19 @@ class PrefillShiftTest {
     }
 
     @Test
+    void itCountsTheTrailingBlocksWhosePrefillHeavyStepsStandAboveTheModel() {
+        PrefillShift w = new PrefillShift(DriftWatch.Settings.defaults());
+        feed(w, 0, 2_000, i -> i % 5 == 0, i -> 1);
+        assertThat(w.standingBlocks()).as("healthy").isZero();
+        feed(w, 2_000, 2_350, i -> i % 5 == 0, i -> 1.2);
+        assertThat(w.standingBlocks()).as("three full blocks of a 1.2x shift, the fourth under way").isEqualTo(3);
+        feed(w, 2_350, 2_600, i -> i % 5 == 0 && (i < 2_400 || i >= 2_500), i -> 1.2);
+        assertThat(w.standingBlocks()).as("a block without prefill-heavy steps passed over").isEqualTo(5);
+        feed(w, 2_600, 2_700, i -> i % 5 == 0, i -> 1);
+        assertThat(w.standingBlocks()).as("back at the model: the run is broken").isZero();
+    }
+
+    @Test
     void aTwelveHundredStepSlowdownIsNoShift() {
         PrefillShift w = new PrefillShift(DriftWatch.Settings.defaults());
         assertThat(firstAlarm(feed(w, 0, 6_000, i -> i % 5 == 0, i -> i >= 2_000 && i < 3_200 ? 1.6 : 1))).isEqualTo(-1);
