@@ -195,20 +195,15 @@ final class PrefillShift {
                 return null;
             }
         }
-        int first = -1;
+        int first = trailingRunFirst();
         int steps = 0;
         List<Integer> medians = new ArrayList<>();
-        for (int i = full.size() - 1; i >= 0; i--) {
+        for (int i = Math.max(0, first); first >= 0 && i < full.size(); i++) {
             int[] b = full.get(i);
-            if (b[0] == 0) {
-                continue;
+            if (b[0] > 0) {
+                steps += b[0];
+                medians.add(b[2]);
             }
-            if (b[1] < s.minElevatedShare() * b[0] && b[2] < minRatioQ) {
-                break;
-            }
-            first = i;
-            steps += b[0];
-            medians.add(b[2]);
         }
         if (first < 0 || full.size() - first < minBlocks || steps < MIN_PREFILL_STEPS) {
             return null;
@@ -220,7 +215,17 @@ final class PrefillShift {
 
     /** Blocks in the trailing run of full blocks whose prefill-heavy steps stood above the model (blocks without any passed over). */
     int standingBlocks() {
+        int first = trailingRunFirst();
         int run = 0;
+        for (int i = Math.max(0, first); first >= 0 && i < full.size(); i++) {
+            run += full.get(i)[0] > 0 ? 1 : 0;
+        }
+        return run;
+    }
+
+    /** The first of the trailing run of full blocks whose prefill-heavy steps stood above the model (blocks without any passed over); -1 if none. */
+    private int trailingRunFirst() {
+        int first = -1;
         for (int i = full.size() - 1; i >= 0; i--) {
             int[] b = full.get(i);
             if (b[0] == 0) {
@@ -229,9 +234,9 @@ final class PrefillShift {
             if (b[1] < s.minElevatedShare() * b[0] && b[2] < minRatioQ) {
                 break;
             }
-            run++;
+            first = i;
         }
-        return run;
+        return first;
     }
 
     private int newestWithSteps() {
