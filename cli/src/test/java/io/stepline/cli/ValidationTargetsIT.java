@@ -54,13 +54,22 @@ class ValidationTargetsIT {
         }
     }
 
+    /** What the last {@code stepline run} printed (stdout, then stderr), for the diagnosis of a target missed. */
+    private String lastRun = "";
+
     private static String run(String... args) {
+        return runCapturing(args)[0];
+    }
+
+    /** The command's stdout and stderr. */
+    private static String[] runCapturing(String... args) {
         StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
         CommandLine cl = Stepline.commandLine();
         cl.setOut(new PrintWriter(out, true));
-        cl.setErr(new PrintWriter(new StringWriter(), true));
-        assertThat(cl.execute(args)).as("stepline %s", String.join(" ", args)).isZero();
-        return out.toString();
+        cl.setErr(new PrintWriter(err, true));
+        assertThat(cl.execute(args)).as("stepline %s: %s", String.join(" ", args), err).isZero();
+        return new String[] {out.toString(), err.toString()};
     }
 
     /** gen.py; the test is skipped where it or python3 with numpy is not there. */
@@ -79,10 +88,39 @@ class ValidationTargetsIT {
     }
 
     /** {@code stepline run --input INPUT} (one file or the set's directory), then {@code evaluate --json} against {@code set}. */
-    private static JsonNode runAndEvaluate(Path set, Path input, Path out) throws IOException {
-        run("run", "--input", input.toString(), "--out", out.toString());
+    private JsonNode runAndEvaluate(Path set, Path input, Path out) throws IOException {
+        String[] printed = runCapturing("run", "--input", input.toString(), "--out", out.toString());
+        lastRun = printed[0] + printed[1];
         return JSON.readTree(run("evaluate", "--truth", set.toString(), "--anomalies", out.resolve("anomalies.jsonl").toString(),
                 "--incidents", out.resolve("incidents.jsonl").toString(), "--json"));
+    }
+
+    /**
+     * What a missed target needs to be understood from a CI log alone: the run's output (ingest counts, dead letters),
+     * the incidents and flagged steps per instance and kind, flagged steps written more than once, and the figures.
+     */
+    private String diagnosis(Path out, JsonNode r) {
+        StringBuilder b = new StringBuilder("stepline run printed:\n").append(lastRun);
+        try {
+            java.util.Map<String, Integer> incidents = new java.util.TreeMap<>();
+            for (String line : Files.readAllLines(out.resolve("incidents.jsonl"))) {
+                JsonNode i = JSON.readTree(line);
+                incidents.merge(i.get("instance").asText() + " " + i.get("kind").asText(), 1, Integer::sum);
+            }
+            java.util.Map<String, Integer> flagged = new java.util.TreeMap<>();
+            java.util.Set<String> ids = new java.util.HashSet<>();
+            int repeated = 0;
+            for (String line : Files.readAllLines(out.resolve("anomalies.jsonl"))) {
+                JsonNode a = JSON.readTree(line);
+                flagged.merge(a.get("instance").asText() + " " + a.get("kind").asText(), 1, Integer::sum);
+                repeated += ids.add(a.get("anomaly_id").asText()) ? 0 : 1;
+            }
+            b.append("incidents by instance and kind: ").append(incidents).append("\nflagged steps by instance and kind: ").append(flagged)
+                    .append("\nanomaly ids written more than once: ").append(repeated);
+        } catch (IOException e) {
+            b.append("cannot read the run's output: ").append(e);
+        }
+        return b.append("\nevaluate --json: ").append(r).toString();
     }
 
     /** The instance's row of {@code evaluate --json}'s table per instance. */
@@ -108,8 +146,10 @@ class ValidationTargetsIT {
         assertThat(r.get("fp_rate_clean").asDouble()).as("false positives among clean steps").isLessThanOrEqualTo(0.001);
         assertThat(r.get("detectable_episodes_found").asInt()).as("episodes with a scored step slowed >= 1.5x, found")
                 .isEqualTo(r.get("detectable_episodes").asInt());
-        assertThat(r.get("incidents_per_episode").asDouble()).as("incidents per episode").isLessThanOrEqualTo(1.2);
-        assertThat(r.get("sustained_reported").asInt()).as("sustained regressions reported").isEqualTo(2)
+        // CI once saw 1.76 here (2026-12-03) where every local run of the same commit gives 0.84: say what the run wrote
+        assertThat(r.get("incidents_per_episode").asDouble()).as(() -> "incidents per episode\n" + diagnosis(out, r))
+                .isLessThanOrEqualTo(1.2);
+        assertThat(r.get("sustained_reported").asInt()).as(() -> "sustained regressions reported\n" + diagnosis(out, r)).isEqualTo(2)
                 .isEqualTo(r.get("sustained_episodes").asInt());
         // every producer form took part: a form that stopped being read would lose its instance's steps
         assertThat(r.get("scored_steps").asLong()).isGreaterThan(60_000);
