@@ -3,7 +3,6 @@ package io.stepline.reports.service;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -17,7 +16,6 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -82,6 +80,7 @@ public final class ReportService implements AutoCloseable {
     private Map<TopicPartition, OffsetAndMetadata> committed = Map.of();
     private boolean holdCommits = true;
     private ReadThrough readThrough;
+    private ResumeWhereLeft resumeWhereLeft;
     private final java.util.concurrent.atomic.AtomicLong recordsRead = new java.util.concurrent.atomic.AtomicLong();
 
     public ReportService(ReporterSettings settings) {
@@ -230,20 +229,10 @@ public final class ReportService implements AutoCloseable {
             upstream = new UpstreamProbe(bootstrapServers, upstreamGroups);
         }
         readThrough = new ReadThrough(Set.of(inputPrefix + Topics.ANOMALIES.topicName(), inputPrefix + Topics.KERNELS_RETAINED.topicName()));
+        resumeWhereLeft = new ResumeWhereLeft(consumer, held, readThrough);
         consumer.subscribe(List.of(inputPrefix + Topics.ANOMALIES.topicName(), inputPrefix + Topics.KERNELS_RETAINED.topicName(),
                 Topics.REQUESTS.topicName(), Topics.STEPS.topicName(), inputPrefix + Topics.VERDICTS.topicName(),
-                inputPrefix + Topics.ROOFLINES.topicName()), new ConsumerRebalanceListener() {
-                    @Override
-                    public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-                        partitions.forEach(held::remove);
-                        readThrough.reset();
-                    }
-
-                    @Override
-                    public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
-                        // read from the committed offsets: what an incident still open then needs comes again
-                    }
-                });
+                inputPrefix + Topics.ROOFLINES.topicName()), resumeWhereLeft);
         thread = new Thread(this::loop, "stepline-reports");
         thread.start();
         log.info("reports running: writing to {}", settings.outDir().toAbsolutePath());
@@ -380,7 +369,7 @@ public final class ReportService implements AutoCloseable {
     }
 
     /** An anomaly or retained kernel batch read: its offset, instance, time and whether it is a baseline batch. */
-    private record Held(long offset, String instance, long timeNs, boolean baseline) {}
+    record Held(long offset, String instance, long timeNs, boolean baseline) {}
 
     /**
      * Most records remembered per partition. An incident of an instance that stopped sending steps
@@ -500,6 +489,11 @@ public final class ReportService implements AutoCloseable {
     /** Records read from the input topics since {@link #start} (a progress figure; undecodable ones count too). */
     public long recordsRead() {
         return recordsRead.get();
+    }
+
+    /** Partitions that came back to this process in a rebalance and were read on from where it left them ({@link ResumeWhereLeft}). */
+    public long partitionsResumed() {
+        return resumeWhereLeft == null ? 0 : resumeWhereLeft.resumed();
     }
 
     public IncidentReporter reporter() {

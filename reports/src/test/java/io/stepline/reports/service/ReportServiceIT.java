@@ -4,18 +4,23 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -67,12 +72,61 @@ class ReportServiceIT {
         }
     }
 
+    /**
+     * A rebalance while an incident is open, its anomalies held uncommitted: a member joins the stage's group and leaves
+     * again. Resumed at the committed offset, the stage read the open run's anomalies a second time each time and counted
+     * them twice in its incident; it reads on from where it was, and its commit still holds for the open incident.
+     */
+    @Test
+    void aRebalanceWhileAnIncidentIsOpenReadsNothingTwice() throws Exception {
+        try (EmbeddedKafkaBroker broker = EmbeddedKafkaBroker.builder().partitions(1).build().start(); Admin admin = broker.admin()) {
+            String bs = broker.bootstrapServers();
+            produceOneRunOfAnomalies(bs);
+            String group = "reports-rebalance";
+            Path dir = tmp.resolve("rebalance");
+            try (ReportService stage = new ReportService(ReporterSettings.defaults(dir), group, "", false).start(bs)) {
+                await(() -> stage.recordsRead() >= ANOMALIES, "the stage read the anomalies");
+                assertThat(await(() -> committed(admin, group), c -> c >= 0, "a commit")).as("held for the open incident").isZero();
+
+                Properties cp = new Properties();
+                cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bs);
+                cp.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+                cp.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+                try (KafkaConsumer<String, byte[]> joining = new KafkaConsumer<>(cp, new StringDeserializer(), new ByteArrayDeserializer())) {
+                    joining.subscribe(List.of(Topics.ROOFLINES.topicName()));
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                    while (stage.partitionsResumed() == 0 && System.nanoTime() < deadline) {
+                        joining.poll(Duration.ofMillis(100));
+                    }
+                }
+                long afterJoin = stage.partitionsResumed();
+                assertThat(afterJoin).as("partitions taken back from where the stage was, when a member joined").isPositive();
+                await(() -> stage.partitionsResumed() > afterJoin, "the rebalance when it left");
+
+                produceAnomalies(bs, ANOMALIES, 2); // the run goes on
+                await(() -> stage.recordsRead() >= ANOMALIES + 2, "the stage read the run's next anomalies");
+                assertThat(stage.recordsRead()).as("records read, none twice").isEqualTo(ANOMALIES + 2);
+                assertThat(committed(admin, group)).as("still held for the open incident").isZero();
+                stage.flush(Duration.ofSeconds(30));
+            }
+            List<String> incidents = java.nio.file.Files.readAllLines(dir.resolve("incidents.jsonl"));
+            assertThat(incidents).hasSize(1);
+            assertThat(new com.fasterxml.jackson.databind.ObjectMapper().readTree(incidents.get(0)).get("num_steps").asInt())
+                    .as("each flagged step counted once").isEqualTo(ANOMALIES + 2);
+        }
+    }
+
     private static void produceOneRunOfAnomalies(String bootstrapServers) {
+        produceAnomalies(bootstrapServers, 0, ANOMALIES);
+    }
+
+    /** Anomalies of steps 100 + from, ... of one instance, 20 ms apart. */
+    private static void produceAnomalies(String bootstrapServers, int from, int count) {
         Properties p = new Properties();
         p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
         try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(p, new StringSerializer(), new ByteArraySerializer())) {
             long t0 = 1_700_000_000_000_000_000L;
-            for (int i = 0; i < ANOMALIES; i++) {
+            for (int i = from; i < from + count; i++) {
                 long start = t0 + i * 20_000_000L;
                 Anomaly a = Anomaly.newBuilder().setAnomalyId("i-1/" + (100 + i)).setInstanceId("i-1").setKind(AnomalyKind.OUTLIER)
                         .setSeverity(Severity.HIGH).setStartUnixNano(start).setEndUnixNano(start + 30_000_000L).setStepId(100L + i)
