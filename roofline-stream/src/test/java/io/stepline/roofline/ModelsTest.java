@@ -1808,15 +1808,11 @@ class ModelsTest {
     void aRegressionOfAProducerWithoutTheKvContextWhosePromptsShareTheirStepsWithDecodeIsReported() {
         int reported = 0;
         for (long seed = 1; seed <= 8; seed++) {
-            SplittableRandom rng = new SplittableRandom(seed);
             RobustRoofline m = new RobustRoofline(RobustRoofline.Settings.defaults());
-            double perRequest = 150e3;
             List<Assessment.Drift> drifts = new ArrayList<>();
-            for (int i = 0; i < 6_500; i++) {
-                perRequest = Math.max(50e3, Math.min(400e3, perRequest + 2e3 * Steps.gaussian(rng)));
-                int decode = Math.max(1, Math.min(96, (int) Math.round(60 + 30 * Math.sin(i / 500.0) + 3 * Steps.gaussian(rng))));
-                int prompt = i % 3 == 0 ? 800 + rng.nextInt(400) : 0;
-                Assessment a = m.assess(Steps.logStep(rng, "log", i, i * STEP_NS, decode, prompt, perRequest, i >= 4_500 ? 1.2 : 1));
+            List<StepRecord> steps = logStepsWithPromptsAmongDecodeAndARegression(seed);
+            for (int i = 0; i < steps.size(); i++) {
+                Assessment a = m.assess(steps.get(i));
                 if (a.drift() != null) {
                     assertThat(i).as("seed %d: no report before the regression", seed).isGreaterThanOrEqualTo(4_500);
                     drifts.add(a.drift());
@@ -1829,6 +1825,28 @@ class ModelsTest {
             }
         }
         assertThat(reported).as("seeds of eight whose regression was reported within 2,000 steps").isGreaterThanOrEqualTo(6);
+    }
+
+    /** The test above's log: 6,500 steps, an 800-1,200-token prompt every third, a 1.2x regression from step 4,500. */
+    private static List<StepRecord> logStepsWithPromptsAmongDecodeAndARegression(long seed) {
+        SplittableRandom rng = new SplittableRandom(seed);
+        double perRequest = 150e3;
+        List<StepRecord> steps = new ArrayList<>();
+        for (int i = 0; i < 6_500; i++) {
+            perRequest = Math.max(50e3, Math.min(400e3, perRequest + 2e3 * Steps.gaussian(rng)));
+            int decode = Math.max(1, Math.min(96, (int) Math.round(60 + 30 * Math.sin(i / 500.0) + 3 * Steps.gaussian(rng))));
+            int prompt = i % 3 == 0 ? 800 + rng.nextInt(400) : 0;
+            steps.add(Steps.logStep(rng, "log", i, i * STEP_NS, decode, prompt, perRequest, i >= 4_500 ? 1.2 : 1));
+        }
+        return steps;
+    }
+
+    /** The cells' hold on learning while the prefill-heavy steps' watch stands comes back with a model restored from its store. */
+    @Test
+    void aProducerWithoutTheKvContextRestoredWhileItsPromptsCellsAreHeldJudgesAsIfUninterrupted() {
+        for (long seed : new long[] {2, 5}) {
+            assertJudgesAsIfUninterruptedWhenRestoredEvery(logStepsWithPromptsAmongDecodeAndARegression(seed), 61);
+        }
     }
 
     /**
