@@ -1736,14 +1736,27 @@ class ModelsTest {
      * regression of every step from 5,000 to the end.
      */
     private static List<StepRecord> logStepsWithAThrottleThenARegression(long seed) {
+        return swingingLog(seed, 9_000, (i, rng) -> i % 5 == 0 ? 6_000 : 0, i -> i >= 5_000 ? 1.25 : i >= 2_000 && i < 3_000 ? 1.6 : 1);
+    }
+
+    /** A step's prompt tokens (0: a decode-only step), drawn from the log's generator where it needs one. */
+    private interface Prompts {
+        int at(int step, SplittableRandom rng);
+    }
+
+    /**
+     * An iteration log of {@code n} steps whose decode batch swings 30-90 requests and whose requests' unreported
+     * attention cost wanders, with {@code prompts} and each step slowed by {@code slow}.
+     */
+    private static List<StepRecord> swingingLog(long seed, int n, Prompts prompts, java.util.function.IntToDoubleFunction slow) {
         SplittableRandom rng = new SplittableRandom(seed);
         double perRequest = 150e3;
         List<StepRecord> steps = new ArrayList<>();
-        for (int i = 0; i < 9_000; i++) {
+        for (int i = 0; i < n; i++) {
             perRequest = Math.max(50e3, Math.min(400e3, perRequest + 2e3 * Steps.gaussian(rng)));
             int decode = Math.max(1, Math.min(96, (int) Math.round(60 + 30 * Math.sin(i / 500.0) + 3 * Steps.gaussian(rng))));
-            double slow = i >= 5_000 ? 1.25 : i >= 2_000 && i < 3_000 ? 1.6 : 1;
-            steps.add(Steps.logStep(rng, "log", i, i * STEP_NS, decode, i % 5 == 0 ? 6_000 : 0, perRequest, slow));
+            int prompt = prompts.at(i, rng);
+            steps.add(Steps.logStep(rng, "log", i, i * STEP_NS, decode, prompt, perRequest, slow.applyAsDouble(i)));
         }
         return steps;
     }
@@ -1829,16 +1842,7 @@ class ModelsTest {
 
     /** The test above's log: 6,500 steps, an 800-1,200-token prompt every third, a 1.2x regression from step 4,500. */
     private static List<StepRecord> logStepsWithPromptsAmongDecodeAndARegression(long seed) {
-        SplittableRandom rng = new SplittableRandom(seed);
-        double perRequest = 150e3;
-        List<StepRecord> steps = new ArrayList<>();
-        for (int i = 0; i < 6_500; i++) {
-            perRequest = Math.max(50e3, Math.min(400e3, perRequest + 2e3 * Steps.gaussian(rng)));
-            int decode = Math.max(1, Math.min(96, (int) Math.round(60 + 30 * Math.sin(i / 500.0) + 3 * Steps.gaussian(rng))));
-            int prompt = i % 3 == 0 ? 800 + rng.nextInt(400) : 0;
-            steps.add(Steps.logStep(rng, "log", i, i * STEP_NS, decode, prompt, perRequest, i >= 4_500 ? 1.2 : 1));
-        }
-        return steps;
+        return swingingLog(seed, 6_500, (i, rng) -> i % 3 == 0 ? 800 + rng.nextInt(400) : 0, i -> i >= 4_500 ? 1.2 : 1);
     }
 
     /** The cells' hold on learning while the prefill-heavy steps' watch stands comes back with a model restored from its store. */
