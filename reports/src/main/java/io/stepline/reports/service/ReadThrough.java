@@ -26,11 +26,15 @@ import org.apache.kafka.common.TopicPartition;
  * <p>Except that the broker writes a transaction's markers to its partitions in turn: between the verdicts
  * partition's and the anomalies partition's, the verdict of S can be read while the anomalies partition's last
  * stable offset still lies before S's anomaly. For anomalies the verdict itself tells: an OUTLIER verdict has one,
- * and the mark stays below a step whose anomaly has not been read ({@link AwaitedAnomalies}). The window remains for
- * retained kernel batches and sustained regressions, which no verdict announces.
+ * and the mark stays below a step whose anomaly has not been read ({@link AwaitedAnomalies}), until two snapshots
+ * taken after its verdict have been reached. The window remains for retained kernel batches and sustained
+ * regressions, which no verdict announces.
  */
 final class ReadThrough {
     private final Set<String> topics;
+    private final java.util.function.LongSupplier nowMs;
+    /** Snapshots asked for so far (the first is number 1). */
+    private long snapshotsTaken;
     /** Per instance, the step up to which its verdicts have been read. */
     private final Map<String, StepWatermark> verdicts = new HashMap<>();
     /** Per instance, the steps judged OUTLIER whose anomaly has not been read: the mark stays below them. */
@@ -41,7 +45,13 @@ final class ReadThrough {
 
     /** {@code topics}: the anomalies and retained kernels topics whose completeness is tracked. */
     ReadThrough(Set<String> topics) {
+        this(topics, System::currentTimeMillis);
+    }
+
+    /** As {@link #ReadThrough(Set)}, with the wall clock an anomaly's wait is measured by ({@link AwaitedAnomalies#GIVE_UP_AFTER_MS}). */
+    ReadThrough(Set<String> topics, java.util.function.LongSupplier nowMs) {
         this.topics = Set.copyOf(topics);
+        this.nowMs = nowMs;
     }
 
     /** A verdict was read and handed to the reporter; {@code outlier}: it was OUTLIER (an anomaly of its step exists). */
@@ -49,7 +59,9 @@ final class ReadThrough {
         StepWatermark w = verdicts.computeIfAbsent(instance, k -> new StepWatermark(StepWatermark.DEFAULT_SKIP_AFTER));
         boolean passed = w.started() && stepId <= w.mark(); // read again after partitions came back: long read through
         w.add(stepId);
-        awaitedOf(instance).verdict(stepId, outlier && !passed);
+        if (outlier && !passed) {
+            awaitedOf(instance).outlier(stepId, snapshotsTaken, nowMs.getAsLong());
+        }
         moved = true;
     }
 
@@ -69,6 +81,10 @@ final class ReadThrough {
             done = pendingSteps;
             pendingEnds = null;
             pendingSteps = null;
+            long now = nowMs.getAsLong();
+            for (AwaitedAnomalies a : awaited.values()) {
+                moved |= a.giveUp(snapshotsTaken, now); // one given up: the next snapshot's marks pass it
+            }
         }
         if (pendingEnds == null && moved) {
             // the steps first, then the offsets: the offsets must be asked for after those verdicts were read
@@ -77,12 +93,13 @@ final class ReadThrough {
             pendingSteps = marks;
             moved = false;
             pendingEnds = new HashMap<>(consumer.endOffsets(tracked(consumer.assignment())));
+            snapshotsTaken++;
         }
         return done;
     }
 
     private AwaitedAnomalies awaitedOf(String instance) {
-        return awaited.computeIfAbsent(instance, k -> new AwaitedAnomalies(StepWatermark.DEFAULT_SKIP_AFTER));
+        return awaited.computeIfAbsent(instance, k -> new AwaitedAnomalies());
     }
 
     /** Partitions were revoked: their positions no longer say anything, start again with the next verdicts. */
