@@ -1067,6 +1067,23 @@ class ModelsTest {
         }
     }
 
+    @Test
+    void aContentionThatBeginsAsAFullKvCacheDrainsIsFlaggedAgainstTheHeavierWorkTheCellsKnow() {
+        // the same full cache, then a 2.2x contention from the very step the load falls to the light batches: no refit has
+        // seen that work, so the fit is no guide there, but every light step does less than the full cache's steps did, and
+        // those ran at half the contention's cost (validation-style fleet3 9137, x-dec-70b-b: all 72 of a 2.2x contention's
+        // steps went unjudged and were learned, and the healthy steps after it read 0.47x)
+        for (long seed = 1; seed <= 4; seed++) {
+            List<Assessment> judged = assessAll(pinnedThenLight(seed, 3_000, 4_600, 3_000, 3_072, 2.2, -1));
+            long flagged = judged.subList(3_000, 3_072).stream().filter(a -> a.verdict() == Verdict.OUTLIER).count();
+            assertThat(flagged).as("seed %d: the contention's steps flagged", seed).isGreaterThanOrEqualTo(68);
+            long healthyFlagged = judged.subList(3_072, 4_600).stream().filter(a -> a.verdict() == Verdict.OUTLIER).count();
+            assertThat(healthyFlagged).as("seed %d: healthy light steps after it flagged", seed).isLessThanOrEqualTo(3);
+            long healthyJudged = judged.subList(4_000, 4_600).stream().filter(a -> a.verdict() == Verdict.NORMAL).count();
+            assertThat(healthyJudged).as("seed %d: the light work judged once a refit has seen it", seed).isGreaterThanOrEqualTo(590);
+        }
+    }
+
     /**
      * {@code n} decode steps: batches of 16-40 with the KV cache full (57,600 tokens) before {@code lightFrom}, batches of
      * 1-8 with short contexts from it; slowed {@code slowdown}x from {@code slowFrom} to before {@code slowTo}, but for the

@@ -35,7 +35,8 @@ import io.stepline.schemas.EventSerdes;
  *     wider bound, counted. A step with work of a kind no training step had (the first prefill of an
  *     instance that only decoded so far), or far beyond the largest seen, is not judged by the fit:
  *     WARMING_UP, learned, counted; unless it runs far above the points its cell already holds
- *     ({@link NovelWork}): a slowdown begun in that work, flagged and not learned; or, inside a burst of flagged
+ *     ({@link NovelWork}), or a decode step far above the heavier decode work the cells know ({@link HeavierWork}): a
+ *     slowdown begun in that work, flagged and not learned; or, inside a burst of flagged
  *     steps, work only larger than any seen runs over the extrapolation by more than {@link #BURST_NEW_WORK_RATIO}: flagged,
  *     not learned.</li>
  * <li>No absorption: only steps judged NORMAL and near the model (within {@link Settings#learnRatio}
@@ -507,7 +508,8 @@ public final class RobustRoofline implements LatencyDetector {
     /**
      * A step of work of a kind no training step had, or far beyond ({@link CostFit#beyondTraining}): the fit would be a
      * guess, so the step is not judged by it; learned, since nothing else can teach the model this work, unless it
-     * jumped above its cell's points ({@link NovelWork}) or, inside a burst, runs over the extrapolation by more than new
+     * jumped above its cell's points ({@link NovelWork}) or, a decode step, above the heavier work the cells know
+     * ({@link HeavierWork}), or, inside a burst, runs over the extrapolation by more than new
      * work in a burst may (a throttle's queue grew a young instance's batches past 3x the largest seen, and its last 100
      * steps went unjudged: validation-style len4000 996, v-mix-70b-b, 86 of 633 missed).
      */
@@ -515,10 +517,17 @@ public final class RobustRoofline implements LatencyDetector {
         extrapolated++;
         beyond++;
         double stepResidual = Math.log(lat / levelHere / base);
-        double cellResidual = fit.cellResidual(cells, slot);
-        double typical = levelHere * base * Math.exp(cellResidual);
-        if (novel.jumped(stepResidual, cellResidual, lat - typical >= s.minExcessNs())) {
-            // a slowdown begun in work new to the model: flagged against what its cell's steps ran at, not learned
+        double reference = fit.cellResidual(cells, slot);
+        if (point[0] <= 0) {
+            // a decode step costs no more than heavier decode work the cells know, whatever the fit guesses here
+            double ceilingResidual = Math.log(HeavierWork.ceiling(cells, point[2], point[3], point[4]) / base);
+            if (ceilingResidual < reference || Double.isNaN(reference)) {
+                reference = ceilingResidual;
+            }
+        }
+        double typical = levelHere * base * Math.exp(reference);
+        if (novel.jumped(stepResidual, reference, lat - typical >= s.minExcessNs())) {
+            // a slowdown begun in work new to the model: flagged against what its cell's (or heavier) steps ran at, not learned
             cells.touch(slot, steps);
             double ratio = lat / typical;
             return new Assessment(Verdict.OUTLIER, typical, typical * NovelWork.JUMP_RATIO, ratio, Assessment.severityOf(ratio),

@@ -201,6 +201,11 @@ public final class WorkCells {
         return used;
     }
 
+    /** The most points a cell keeps. */
+    public int pointsPerCell() {
+        return pointsPerCell;
+    }
+
     /**
      * The slot of the known cell (offset set, at least {@code minPoints}) nearest to {@code key} among
      * cells of the same prompts and tokens buckets, by decode and context buckets apart (at most
