@@ -1,22 +1,17 @@
 package io.stepline.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * Issue 15's targets, asserted on labelled traces Stepline's simulator did not write: the independent
@@ -33,27 +28,6 @@ class ValidationTargetsIT {
     @TempDir
     Path tmp;
 
-    private static Path generator() {
-        for (Path p : new Path[] {Path.of("../../shared/validation/gen.py"), Path.of("../shared/validation/gen.py")}) {
-            if (Files.isRegularFile(p)) {
-                return p;
-            }
-        }
-        return null;
-    }
-
-    private static boolean pythonWithNumpy() {
-        try {
-            Process p = new ProcessBuilder("python3", "-c", "import numpy").redirectErrorStream(true).start();
-            return p.waitFor(60, TimeUnit.SECONDS) && p.exitValue() == 0;
-        } catch (IOException e) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
-    }
-
     /** What the last {@code stepline run} printed (stdout, then stderr), for the diagnosis of a target missed. */
     private String lastRun = "";
 
@@ -63,28 +37,11 @@ class ValidationTargetsIT {
 
     /** The command's stdout and stderr. */
     private static String[] runCapturing(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        CommandLine cl = Stepline.commandLine();
-        cl.setOut(new PrintWriter(out, true));
-        cl.setErr(new PrintWriter(err, true));
-        assertThat(cl.execute(args)).as("stepline %s: %s", String.join(" ", args), err).isZero();
-        return new String[] {out.toString(), err.toString()};
+        return ValidationSets.stepline(args);
     }
 
-    /** gen.py; the test is skipped where it or python3 with numpy is not there. */
-    private static Path generatorOrSkip() {
-        Path gen = generator();
-        assumeTrue(gen != null, "../shared/validation is not there");
-        assumeTrue(pythonWithNumpy(), "python3 with numpy is not there");
-        return gen;
-    }
-
-    /** Runs a generator to its end, its output in gen.log. */
     private void generate(ProcessBuilder generator) throws IOException, InterruptedException {
-        Process p = generator.redirectErrorStream(true).redirectOutput(tmp.resolve("gen.log").toFile()).start();
-        assertThat(p.waitFor(10, TimeUnit.MINUTES)).isTrue();
-        assertThat(p.exitValue()).as(Files.readString(tmp.resolve("gen.log"))).isZero();
+        ValidationSets.generate(generator, tmp.resolve("gen.log"));
     }
 
     /** {@code stepline run --input INPUT} (one file or the set's directory), then {@code evaluate --json} against {@code set}. */
@@ -123,19 +80,9 @@ class ValidationTargetsIT {
         return b.append("\nevaluate --json: ").append(r).toString();
     }
 
-    /** The instance's row of {@code evaluate --json}'s table per instance. */
-    private static JsonNode instanceRow(JsonNode r, String instance) {
-        for (JsonNode row : r.get("per_instance")) {
-            if (row.get("instance").asText().equals(instance)) {
-                return row;
-            }
-        }
-        throw new AssertionError("no row for " + instance + " in " + r.get("per_instance"));
-    }
-
     @Test
     void theIndependentValidationSetMeetsTheDetectionTargets() throws Exception {
-        Path gen = generatorOrSkip();
+        Path gen = ValidationSets.generatorOrSkip();
         Path set = tmp.resolve("val");
         generate(new ProcessBuilder("python3", gen.toString(), "--out", set.toString(), "--seed", SEED));
         Path out = tmp.resolve("out");
@@ -153,7 +100,7 @@ class ValidationTargetsIT {
                 .isEqualTo(r.get("sustained_episodes").asInt());
         // every producer form took part: a form that stopped being read would lose its instance's steps
         assertThat(r.get("scored_steps").asLong()).isGreaterThan(60_000);
-        JsonNode log = instanceRow(r, "v-mix-7b-log");
+        JsonNode log = ValidationSets.instanceRow(r, "v-mix-7b-log");
         assertThat(log.get("fault_steps_big").asLong()).as("the log-only instance's slowed steps").isPositive();
         assertThat(log.get("step_recall").asDouble()).as("the log-only instance, read from beside the traces file").isGreaterThanOrEqualTo(0.99);
         // the log's lines say no year: dated by the traces beside it, not by when the generator wrote the file (2026 for
@@ -180,7 +127,7 @@ class ValidationTargetsIT {
      */
     @Test
     void aRegressionStandingWhenAShortTraceEndsIsReportedFromWhenItBegan() throws Exception {
-        Path gen = generatorOrSkip();
+        Path gen = ValidationSets.generatorOrSkip();
         Path set = tmp.resolve("short");
         generate(new ProcessBuilder("python3", gen.toString(), "--out", set.toString(), "--seed", "9246", "--steps", "2000"));
         Path out = tmp.resolve("out");
@@ -228,14 +175,8 @@ class ValidationTargetsIT {
      */
     @Test
     void aRegressionOfAnIterationLogInstanceIsReported() throws Exception {
-        Path gen = generatorOrSkip();
-        Path variants = Path.of("../evaluation/scripts/validation_variants.py");
-        assertThat(variants).isRegularFile();
         Path set = tmp.resolve("fleet2");
-        ProcessBuilder pb = new ProcessBuilder("python3", variants.toString(), "fleet2", "--out", set.toString(), "--seed", "604",
-                "--steps", "10000");
-        pb.environment().put("STEPLINE_VALIDATION_DIR", gen.toAbsolutePath().getParent().toString());
-        generate(pb);
+        ValidationSets.generateVariant(ValidationSets.generatorOrSkip(), "fleet2", set, "604", "10000");
         Path out = tmp.resolve("out");
         JsonNode r = runAndEvaluate(set, set, out); // the set's directory: its traces file and iteration logs
         assertThat(r.get("sustained_reported").asInt()).as("sustained regressions reported").isEqualTo(2)

@@ -189,9 +189,23 @@ final class ModelLevel {
      * (false positives 0.62% on that set, 0.006% so). Outside episodes the rule stays: a judged step in an
      * unknown cell is measured against a guess, and taught to the level it cost both recall and false positives
      * (short set 102: recall 0.987 -> 0.930; base set 32: false positives 0.046% -> 0.137%).
+     *
+     * <p>Except when the load has left the work the model knows while the recent steps are not calm
+     * ({@code movedToNewWork}: more than {@link RecentVerdicts#NEW_WORK_RUN} judged steps in a row in cells the model does
+     * not know): new cells learn only while calm, the share of elevated steps that says an episode is on
+     * falls only on known steps or new work within 1.1x, and the batch level learns only on known steps, so where new
+     * work reads over 1.1x nothing can move again. After a 2.1x contention on a producer without the KV context the load
+     * stayed in decode batches lighter than any trained, where the batch level, held at what it had learned during the
+     * contention, put healthy steps at 1.2-2.3x; nothing learned for 1,300 steps, and a second contention's burst flagged
+     * the healthy steps after it (validation-style fleet3 9105, x-mix-7b-nokv: 726 of its 1,687 clean steps flagged; 1 so). The
+     * batch level then learns those steps as it learns known ones, each pulled by at most the margin. Over 27
+     * validation-style sets clean steps flagged 853 -> 119, slowed steps missed 395 -> 394, sustained regressions
+     * unchanged (learning so outside episodes too, one of 9105's three went unreported); on 14 sets generated after it,
+     * one more slowed step missed and one more clean step flagged, and a 1.2x regression standing at a trace's end that
+     * had been read at 1.19x no longer was (fleet3 9149, x-mix-7b-nokv; docs/BENCHMARKS.md, stop 79).
      */
-    void learn(boolean outlier, boolean known, boolean latched, double bx, double batchHere, double prefillShare, double logRatio,
-               double learnLog) {
+    void learn(boolean outlier, boolean known, boolean movedToNewWork, boolean latched, double bx, double batchHere, double prefillShare,
+               double logRatio, double learnLog) {
         if (latched && latch.measured()) {
             // A long slowdown: the unreported context goes on drifting under it, and a model held still
             // falls behind until the slowdown's steps pass under the bound (a 1.6x throttle of 400 steps on
@@ -201,7 +215,7 @@ final class ModelLevel {
         } else if (byBatch() && latch.surge()) {
             // a surge of the unreported context, not a slowdown: its steps, flagged or not, teach the level
             learnBatchLevel(bx, batchHere, prefillShare, logRatio, learnLog);
-        } else if (!outlier && known && byBatch() && !latched) {
+        } else if (!outlier && (known || movedToNewWork) && byBatch() && !latched) {
             // A producer that never reports the KV context drifts by more than the learning margin as its
             // decode requests' contexts grow: its batch level follows every judged step, each pulled by at
             // most the margin, so it cannot lose track (and a slow regression looks like drift). Learning only

@@ -159,6 +159,11 @@ final class RecentVerdicts {
         stepsSinceOwnReport = overItsBound ? 0 : Math.min(NO_OWN_REPORT, stepsSinceOwnReport + 1);
     }
 
+    /** More than {@link #NEW_WORK_RUN} judged steps in a row were outside the cells the model knows: the instance has moved to new work. */
+    boolean movedToNewWork() {
+        return stepsSinceKnown > NEW_WORK_RUN;
+    }
+
     /** No episode is under way: under {@link #MAX_CALM_ELEVATED_SHARE} of the recent steps ran above the model. */
     boolean calm() {
         return elevatedShare < MAX_CALM_ELEVATED_SHARE;
@@ -228,7 +233,7 @@ final class RecentVerdicts {
             if (healthyKnownRun >= EPISODE_OVER_RUN) {
                 elevatedShare = Math.min(elevatedShare, SHARE_AFTER_HEALTHY_RUN);
             }
-        } else if (stepsSinceKnown > NEW_WORK_RUN && logRatio <= LOG_ELEVATED) {
+        } else if (movedToNewWork() && logRatio <= LOG_ELEVATED) {
             elevatedShare -= ELEVATED_ALPHA * elevatedShare;
         }
     }

@@ -373,7 +373,10 @@ public final class RobustRoofline implements LatencyDetector {
         // bound, and the level, following it slowly all through, raised its own alarm 2,047 steps in (ModelsTest). Not
         // the batch level of a producer without the KV context, which must follow every step (ModelLevel.learn).
         boolean levelNearOnly = !level.byBatch() && recent.amidReports();
-        level.learn(outlier, known, latched, bx, batchHere, share, logRatio, levelNearOnly ? Math.log(s.learnRatio()) : learnLog);
+        // an episode on a producer without the KV context that left its load in work the model does not know: nothing else
+        // can follow the unreported context there (see ModelLevel.learn)
+        boolean movedToNewWork = !calm && recent.movedToNewWork();
+        level.learn(outlier, known, movedToNewWork, latched, bx, batchHere, share, logRatio, levelNearOnly ? Math.log(s.learnRatio()) : learnLog);
         double flaggedAbove = bound;
         // in a burst, new decode work right after slow known work is judged along the chain (see NewWorkChain); its
         // reported steps leave the burst's slowdown as the known work measured it, the chain's correction being no measure

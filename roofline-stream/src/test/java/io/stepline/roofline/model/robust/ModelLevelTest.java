@@ -34,7 +34,7 @@ class ModelLevelTest {
             double ratio = from + (to - from) * Math.min(1, (i + 1) / (double) rampSteps);
             double spread = 0.96 + 0.08 * ((clock[0] / 10_000_000 * 37) % 101) / 100.0;
             double logRatio = Math.log(ratio * spread / l.value());
-            l.learn(false, true, false, BatchLevel.x(8), 1, 0, logRatio, LEARN_LOG);
+            l.learn(false, true, false, false, BatchLevel.x(8), 1, 0, logRatio, LEARN_LOG);
             DriftWatch.Alarm a = l.shift(clock[0] += 10_000_000);
             if (a != null) {
                 l.onAlarm(a, true);
@@ -51,14 +51,14 @@ class ModelLevelTest {
     void theLevelFollowsStepsNearTheModelOnly() {
         ModelLevel l = withContext();
         for (int i = 0; i < 500; i++) {
-            l.learn(false, true, false, BatchLevel.x(8), 1, 0, Math.log(1.05), LEARN_LOG);
+            l.learn(false, true, false, false, BatchLevel.x(8), 1, 0, Math.log(1.05), LEARN_LOG);
         }
         // a fixed share of the margin each step, compounded: it follows
         assertThat(Math.log(l.value())).isCloseTo(500 * ModelLevel.LEVEL_ALPHA * ModelLevel.LEVEL_STEP_SHARE * LEARN_LOG, within(1e-9));
         ModelLevel far = withContext();
         for (int i = 0; i < 500; i++) {
-            far.learn(false, true, false, BatchLevel.x(8), 1, 0, Math.log(1.6), LEARN_LOG); // a slowdown: taught nothing
-            far.learn(true, true, false, BatchLevel.x(8), 1, 0, Math.log(1.02), LEARN_LOG); // an outlier: neither
+            far.learn(false, true, false, false, BatchLevel.x(8), 1, 0, Math.log(1.6), LEARN_LOG); // a slowdown: taught nothing
+            far.learn(true, true, false, false, BatchLevel.x(8), 1, 0, Math.log(1.02), LEARN_LOG); // an outlier: neither
         }
         assertThat(far.value()).isEqualTo(1.0);
     }
@@ -70,7 +70,7 @@ class ModelLevelTest {
         ModelLevel l = withContext();
         for (int i = 0; i < 5_000; i++) {
             double cost = i % 5 < 3 ? 0.99 : 1.07;
-            l.learn(false, true, false, BatchLevel.x(8), 1, 0, Math.log(cost / l.value()), LEARN_LOG);
+            l.learn(false, true, false, false, BatchLevel.x(8), 1, 0, Math.log(cost / l.value()), LEARN_LOG);
         }
         assertThat(l.value()).isBetween(0.985, 0.995);
     }
@@ -108,7 +108,7 @@ class ModelLevelTest {
         assertThat(l.byBatch()).isTrue();
         for (int i = 0; i < 2_000; i++) {
             double bx = BatchLevel.x(8 + i % 32);
-            l.learn(false, true, false, bx, l.batchAt(bx), 0, Math.log(1.3 / l.batchAt(bx)), LEARN_LOG);
+            l.learn(false, true, false, false, bx, l.batchAt(bx), 0, Math.log(1.3 / l.batchAt(bx)), LEARN_LOG);
         }
         assertThat(l.shift(1)).isNull();
         double before = l.batchAt(BatchLevel.x(20));
@@ -126,7 +126,7 @@ class ModelLevelTest {
         l.noteWork(0, 80);
         double bx = BatchLevel.x(80);
         for (int i = 0; i < 500; i++) {
-            l.learn(false, true, false, bx, l.batchAt(bx), 0, Math.log(1 / l.batchAt(bx)), LEARN_LOG);
+            l.learn(false, true, false, false, bx, l.batchAt(bx), 0, Math.log(1 / l.batchAt(bx)), LEARN_LOG);
         }
         int followedAt = -1;
         for (int i = 0; i < 400 && followedAt < 0; i++) {
@@ -135,10 +135,39 @@ class ModelLevelTest {
             if (i >= 50 && ratio < 1.1) {
                 followedAt = i;
             }
-            l.learn(false, true, false, bx, l.batchAt(bx), 0, Math.log(ratio), LEARN_LOG);
+            l.learn(false, true, false, false, bx, l.batchAt(bx), 0, Math.log(ratio), LEARN_LOG);
         }
         // at a weight of 1/32 a step the model was still 10% behind 130 steps after the drift began
         assertThat(followedAt).isBetween(50, 100);
+    }
+
+    @Test
+    void aProducerWithoutTheContextWhoseLoadLeftTheWorkTheModelKnowsFollowsTheNewWorkOnlyOnceItHasMovedThere() {
+        // after an episode the load stays in work the model has no cells for, its healthy steps 1.3x over the batch level
+        // (validation-style fleet3 9105, x-mix-7b-nokv): steps in unknown cells teach the level nothing, unless the
+        // instance has moved to new work
+        double bx = BatchLevel.x(30);
+        ModelLevel stays = withoutContextAfterCalmSteps();
+        ModelLevel moved = withoutContextAfterCalmSteps();
+        for (int i = 0; i < 200; i++) {
+            stays.learn(false, false, false, false, bx, stays.batchAt(bx), 0, Math.log(1.3 / stays.batchAt(bx)), LEARN_LOG);
+            moved.learn(false, false, true, false, bx, moved.batchAt(bx), 0, Math.log(1.3 / moved.batchAt(bx)), LEARN_LOG);
+        }
+        assertThat(stays.batchAt(bx)).isCloseTo(1.0, within(0.02));
+        assertThat(moved.batchAt(bx)).isCloseTo(1.3, within(0.03));
+        // an outlier teaches it nothing there either, nor does a step while an episode holds the level
+        ModelLevel far = withoutContextAfterCalmSteps();
+        for (int i = 0; i < 200; i++) {
+            far.learn(true, false, true, false, bx, far.batchAt(bx), 0, Math.log(1.6), LEARN_LOG);
+            far.learn(false, false, true, true, bx, far.batchAt(bx), 0, Math.log(1.3), LEARN_LOG);
+        }
+        assertThat(far.batchAt(bx)).isCloseTo(1.0, within(0.02));
+        // a producer that reports the context keeps its level whatever the load does
+        ModelLevel context = withContext();
+        for (int i = 0; i < 200; i++) {
+            context.learn(false, false, true, false, bx, 1, 0, Math.log(1.05), LEARN_LOG);
+        }
+        assertThat(context.value()).isEqualTo(1.0);
     }
 
     /**
@@ -150,7 +179,7 @@ class ModelLevelTest {
         double logRatio = Math.log(cost / l.of(prefillShare, batchHere));
         boolean outlier = logRatio > Math.log(1.4);
         boolean latched = l.latch(outlier, logRatio, LEARN_LOG, prefillShare);
-        l.learn(outlier, known, latched, bx, batchHere, prefillShare, logRatio, LEARN_LOG);
+        l.learn(outlier, known, false, latched, bx, batchHere, prefillShare, logRatio, LEARN_LOG);
         return outlier;
     }
 
