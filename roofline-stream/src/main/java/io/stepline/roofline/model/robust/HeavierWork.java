@@ -9,7 +9,8 @@ import java.util.Arrays;
  * batch size, attention over the context). Where the fit is a guess, under a KV context the training had only pinned
  * ({@link CostFit#underPinnedContext}), this still knows what the step may cost at most: a contention that began as a
  * 70B decode instance's full KV cache drained went unjudged, was learned as the new work's cost, and all 72 of its 2.2x
- * steps passed (validation-style fleet3 9137, x-dec-70b-b; docs/BENCHMARKS.md, stop 78).
+ * steps passed (validation-style fleet3 9137, x-dec-70b-b; docs/BENCHMARKS.md, stop 78). A decode step judged in work
+ * the model has no offset for is expected to cost no more than this either (see RobustRoofline's assess).
  *
  * <p>Read per cell (the median of a cell's points that do at least the step's work, where at least
  * {@link CostFit#MIN_CELL_POINTS} do), the cheapest such cell giving the ceiling: one fast point is no ceiling. Steps

@@ -331,6 +331,18 @@ public final class RobustRoofline implements LatencyDetector {
         // an iteration log's decode cells carry the batch level of the time they were learned: see DecodeBatchOrder
         double offset = !known ? nearOffset(key) : level.byBatch() && p <= 0 ? DecodeBatchOrder.offset(cells, key, slot) : cells.offset(slot);
         double expected = levelHere * base * Math.exp(offset);
+        if (!known && p <= 0) {
+            // a decode step in work the model has no offset for costs no more than heavier decode work it knows
+            // (HeavierWork), whatever the fit's reach says: where the load moved into lighter batches than a sampled
+            // instance's slow refits had given offsets, the fit's line ran 1.4x high there and a 1.66x kernel slowdown read
+            // 1.12-1.23x (validation-style fleet3 9139, x-mix-70b-bs: 19 of its 74 slowed steps missed; none so). Over 27
+            // validation-style sets slowed steps missed 394 -> 286, clean steps flagged 119 -> 114; on 14 sets not tuned
+            // on, 77 -> 70 and 75 -> 78, one more sustained regression found (docs/BENCHMARKS.md, stop 79)
+            double ceiling = HeavierWork.ceiling(cells, d, dt, ctx);
+            if (ceiling > 0) {
+                expected = Math.min(expected, levelHere * ceiling);
+            }
+        }
         double bound = stepBound();
         if (!known) {
             bound = Math.min(s.maxExtrapolationBoundRatio(), bound * s.extrapolationFactor());
