@@ -74,6 +74,27 @@ class PrefillShiftTest {
     }
 
     @Test
+    void aShiftStandingWhenTheInputEndsIsReadThroughItsBlocksThatStandLessThanAnAlarmsMust() {
+        // a 1.2x shift from step 2,100, two of whose blocks read only 1.05x (the batch level's error in the decode part
+        // taken out of each step): under an alarm's block test, but above the model
+        java.util.function.IntToDoubleFunction shift = i -> i < 2_100 ? 1 : i / 100 == 27 || i / 100 == 29 ? 1.05 : 1.2;
+        PrefillShift w = new PrefillShift(DriftWatch.Settings.defaults());
+        assertThat(firstAlarm(feed(w, 0, 3_000, i -> i % 5 == 0, shift))).isEqualTo(-1);
+        DriftWatch.Alarm end = w.standingAtEnd(6);
+        assertThat(end).as("the run goes on through the blocks at 1.05x").isNotNull();
+        assertThat(end.ratio()).isBetween(1.17, 1.23);
+        assertThat(end.sinceNs()).as("from the block it began in").isEqualTo(2_100 * STEP_NS);
+
+        // blocks back at the model end the run; and a run whose blocks mostly stand just above it is no shift
+        PrefillShift back = new PrefillShift(DriftWatch.Settings.defaults());
+        feed(back, 0, 3_000, i -> i % 5 == 0, i -> i < 2_100 ? 1 : i / 100 == 27 ? 1 : 1.2);
+        assertThat(back.standingAtEnd(6)).as("two blocks since the one back at the model").isNull();
+        PrefillShift slight = new PrefillShift(DriftWatch.Settings.defaults());
+        feed(slight, 0, 3_000, i -> i % 5 == 0, i -> i < 2_100 ? 1 : i / 100 % 3 == 0 ? 1.2 : 1.05);
+        assertThat(slight.standingAtEnd(6)).as("the run's median shift under the minimum ratio").isNull();
+    }
+
+    @Test
     void itCountsTheTrailingBlocksWhosePrefillHeavyStepsStandAboveTheModel() {
         PrefillShift w = new PrefillShift(DriftWatch.Settings.defaults());
         feed(w, 0, 2_000, i -> i % 5 == 0, i -> 1);
