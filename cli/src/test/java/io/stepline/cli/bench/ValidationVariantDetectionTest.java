@@ -75,4 +75,19 @@ class ValidationVariantDetectionTest {
         assertThat(sampled.get("step_recall").asDouble()).as("the sampled instance's slowed steps").isGreaterThanOrEqualTo(0.99);
         assertThat(r.get("clean_flagged").asLong()).as("clean steps flagged over the set").isLessThanOrEqualTo(5);
     }
+
+    /**
+     * fleet3 9157 at 3,000 steps: {@code x-mix-7b-nokv}'s 1.2x regression runs from step 1,823 to the trace's end, too
+     * short to fill the prefill-heavy steps' window; at the input's end their blocks since it read 1.06-1.27x, but the
+     * last read 1.04x with 7 of its 16 steps elevated, which ended the run and nothing was reported. Read through the
+     * blocks standing above the model (PrefillShift's standingAtEnd), it is reported at 1.2x.
+     */
+    @Test
+    void aRegressionOfAProducerWithoutTheKvContextStandingAtTheInputsEndIsReportedThoughOneOfItsBlocksReadsLow() throws Exception {
+        JsonNode r = detectAndEvaluate("fleet3", "9157", "3000");
+        JsonNode nokv = ValidationSets.instanceRow(r, "x-mix-7b-nokv");
+        assertThat(nokv.get("sustained_episodes").asInt()).isEqualTo(1);
+        assertThat(nokv.get("sustained_reported").asInt()).as("its regression").isEqualTo(1);
+        assertThat(r.get("sustained_reports_outside").asInt()).as("reports outside a regression, over the set").isZero();
+    }
 }
