@@ -228,18 +228,7 @@ final class PrefillShift {
      * the model (blocks without any passed over); -1 if none.
      */
     private int onsetRunFirst() {
-        int first = -1;
-        for (int i = full.size() - 1; i >= 0; i--) {
-            int[] b = full.get(i);
-            if (b[0] == 0) {
-                continue;
-            }
-            if (b[2] < onsetQ) {
-                break;
-            }
-            first = i;
-        }
-        return first;
+        return trailingRunFirst(b -> b[2] >= onsetQ);
     }
 
     /** Blocks in the trailing run of full blocks whose prefill-heavy steps stood above the model (blocks without any passed over). */
@@ -254,13 +243,18 @@ final class PrefillShift {
 
     /** The first of the trailing run of full blocks whose prefill-heavy steps stood above the model (blocks without any passed over); -1 if none. */
     private int trailingRunFirst() {
+        return trailingRunFirst(b -> b[1] >= s.minElevatedShare() * b[0] || b[2] >= minRatioQ);
+    }
+
+    /** The first of the trailing run of full blocks with prefill-heavy steps that all {@code stand} (blocks without any passed over); -1 if none. */
+    private int trailingRunFirst(java.util.function.Predicate<int[]> stands) {
         int first = -1;
         for (int i = full.size() - 1; i >= 0; i--) {
             int[] b = full.get(i);
             if (b[0] == 0) {
                 continue;
             }
-            if (b[1] < s.minElevatedShare() * b[0] && b[2] < minRatioQ) {
+            if (!stands.test(b)) {
                 break;
             }
             first = i;
