@@ -77,6 +77,24 @@ class ValidationVariantDetectionTest {
     }
 
     /**
+     * gen.py's own traces, seed 991 (12,000 steps): on {@code v-dec-70b-a} a 1.50x throttle (steps 5,694-6,823) carried the
+     * load into decode batches lighter than any trained 15 steps in, while the instance still counted as calm; three of
+     * its steps there read 1.09x against a fit 1.35x high and became a new cell's points, and that cell's steps, reading
+     * healthy in known work later in the throttle, ended each burst that judged the new work: 142 of its 1,048 slowed
+     * steps missed (set recall 0.976). New work learns nothing while the last known steps were all reported (RobustRoofline's
+     * assess).
+     */
+    @Test
+    void newWorkFirstSeenAsAThrottleBeginsIsNotLearnedWhileTheKnownWorkRunsSlow() throws Exception {
+        JsonNode r = detectAndEvaluate("base", "991", "12000");
+        JsonNode dec = ValidationSets.instanceRow(r, "v-dec-70b-a");
+        assertThat(dec.get("fault_steps_big").asLong()).isGreaterThan(1_000);
+        assertThat(dec.get("step_recall").asDouble()).as("v-dec-70b-a's slowed steps").isGreaterThanOrEqualTo(0.99);
+        assertThat(r.get("step_recall").asDouble()).as("the set's slowed steps").isGreaterThanOrEqualTo(0.99);
+        assertThat(r.get("fp_rate_clean").asDouble()).as("clean steps flagged over the set").isLessThanOrEqualTo(0.001);
+    }
+
+    /**
      * fleet3 9157 at 3,000 steps: {@code x-mix-7b-nokv}'s 1.2x regression runs from step 1,823 to the trace's end, too
      * short to fill the prefill-heavy steps' window; at the input's end their blocks since it read 1.06-1.27x, but the
      * last read 1.04x with 7 of its 16 steps elevated, which ended the run and nothing was reported. Read through the

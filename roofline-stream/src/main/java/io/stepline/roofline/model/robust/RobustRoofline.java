@@ -458,6 +458,15 @@ public final class RobustRoofline implements LatencyDetector {
         // cells took the throttled cost, and when the load came back there later in the throttle its steps read healthy
         // (validation gen.py 6904, v-dec-70b-a: 151 of a 1.51x throttle's 682 steps missed, 38 so; docs/BENCHMARKS.md, stop 56)
         boolean amidReports = recent.amidReports() && logRatio > RecentVerdicts.LOG_ELEVATED;
+        // nor any step while the last known steps were all reported, lately (RecentVerdicts.slowInKnownWork): where the model
+        // knows the work's cost the device ran slow, and new work's steps then are as likely the slowdown's. The share that
+        // says an episode is under way (calm) counts known steps with a memory of ~50 and lags a throttle's start by ~18 of
+        // them: a 1.50x throttle carried the load into decode batches lighter than any trained, where the fit ran 1.35x high
+        // and three of its steps read 1.09x, under what amidReports holds back; they became a new cell's points, that cell's
+        // steps later in the throttle read healthy in known work, each ended the burst and the chain judging the new work,
+        // and 142 of the throttle's 1,048 slowed steps went unflagged (validation gen.py 991, v-dec-70b-a; 5 so). Over 97
+        // validation-style sets slowed steps missed 656 -> 523, clean steps flagged 767 -> 774 (docs/BENCHMARKS.md, stop 81)
+        boolean knownRanSlow = recent.slowInKnownWork();
         // while an episode is under way (not calm), a filled cell learns only steps within the learning ratio, not within
         // the margin a noisy instance's spread widens it to: at 2.5 sigma of 8.5% a 1.57x throttle's fastest steps (under
         // 1.24x) were learned, each cell's median crept up with them, and the last third of a 1,089-step throttle read
@@ -472,7 +481,7 @@ public final class RobustRoofline implements LatencyDetector {
         // sustained regressions 110 -> 112 of 119, clean steps flagged 419 -> 423 of 1,449,091)
         boolean prefillHeld = !Double.isNaN(prefillLog) && prefillLog > Math.log(s.learnRatio())
                 && prefillShift.standingBlocks() >= PREFILL_HOLD_BLOCKS;
-        boolean learnable = (!watching || logRatio >= -learnLog) && (filled ? logRatio <= filledLearnLog && !prefillHeld : calm && !amidReports);
+        boolean learnable = (!watching || logRatio >= -learnLog) && (filled ? logRatio <= filledLearnLog && !prefillHeld : calm && !amidReports && !knownRanSlow);
         // a step reported under the bound (new work in a burst, an episode's step) teaches no cell either: learned, a
         // throttle's steps in a young instance's new cells became those cells' offsets at the next refit, and the rest of
         // the throttle read healthy there (validation-style fleet2 3812 at 4,000 steps, w-mix-70b-a: 122 of 343 missed)
