@@ -42,6 +42,12 @@ class ValidationVariantDetectionTest {
         return JSON.readTree(ValidationSets.stepline("evaluate", "--truth", set.toString(), "--anomalies", anomalies.toString(), "--json")[0]);
     }
 
+    /** More than {@code atLeast} steps slowed 1.5x or more in {@code row} (an instance's or the set's), 99% of them flagged. */
+    private static void assertSlowedStepsFlagged(JsonNode row, long atLeast, String what) {
+        assertThat(row.get("fault_steps_big").asLong()).as("%s: steps slowed 1.5x or more", what).isGreaterThan(atLeast);
+        assertThat(row.get("step_recall").asDouble()).as("%s: its slowed steps flagged", what).isGreaterThanOrEqualTo(0.99);
+    }
+
     /**
      * fleet3 9105 at 3,000 steps: on {@code x-mix-7b-nokv} (form A without {@code kv.*}) a 2.1x contention left the load
      * in decode batches lighter than any trained, where healthy steps read 1.2-2.3x over a batch level nothing could move
@@ -54,8 +60,7 @@ class ValidationVariantDetectionTest {
         JsonNode nokv = ValidationSets.instanceRow(r, "x-mix-7b-nokv");
         assertThat(nokv.get("clean_steps").asLong()).isGreaterThan(1_500);
         assertThat(nokv.get("clean_flagged").asLong()).as("clean steps flagged on x-mix-7b-nokv").isLessThanOrEqualTo(20);
-        assertThat(nokv.get("fault_steps_big").asLong()).isGreaterThan(300);
-        assertThat(nokv.get("step_recall").asDouble()).as("its slowed steps").isGreaterThanOrEqualTo(0.99);
+        assertSlowedStepsFlagged(nokv, 300, "x-mix-7b-nokv");
         assertThat(nokv.get("sustained_reported").asInt()).as("its regression").isEqualTo(1).isEqualTo(nokv.get("sustained_episodes").asInt());
         // the set's other five instances flag 10 of their ~8,100 clean steps, as before
         assertThat(r.get("clean_flagged").asLong()).as("clean steps flagged over the set").isLessThanOrEqualTo(20);
@@ -71,8 +76,7 @@ class ValidationVariantDetectionTest {
     void aSlowdownInLighterDecodeWorkThanASampledInstanceHasLearnedIsFlaggedAgainstHeavierWork() throws Exception {
         JsonNode r = detectAndEvaluate("fleet3", "9139", "3000");
         JsonNode sampled = ValidationSets.instanceRow(r, "x-mix-70b-bs");
-        assertThat(sampled.get("fault_steps_big").asLong()).isGreaterThan(60);
-        assertThat(sampled.get("step_recall").asDouble()).as("the sampled instance's slowed steps").isGreaterThanOrEqualTo(0.99);
+        assertSlowedStepsFlagged(sampled, 60, "x-mix-70b-bs");
         assertThat(r.get("clean_flagged").asLong()).as("clean steps flagged over the set").isLessThanOrEqualTo(5);
     }
 
@@ -88,9 +92,8 @@ class ValidationVariantDetectionTest {
     void newWorkFirstSeenAsAThrottleBeginsIsNotLearnedWhileTheKnownWorkRunsSlow() throws Exception {
         JsonNode r = detectAndEvaluate("base", "991", "12000");
         JsonNode dec = ValidationSets.instanceRow(r, "v-dec-70b-a");
-        assertThat(dec.get("fault_steps_big").asLong()).isGreaterThan(1_000);
-        assertThat(dec.get("step_recall").asDouble()).as("v-dec-70b-a's slowed steps").isGreaterThanOrEqualTo(0.99);
-        assertThat(r.get("step_recall").asDouble()).as("the set's slowed steps").isGreaterThanOrEqualTo(0.99);
+        assertSlowedStepsFlagged(dec, 1_000, "v-dec-70b-a");
+        assertSlowedStepsFlagged(r, 1_000, "the set");
         assertThat(r.get("fp_rate_clean").asDouble()).as("clean steps flagged over the set").isLessThanOrEqualTo(0.001);
     }
 
