@@ -10,7 +10,8 @@ import java.util.Arrays;
  * ({@link CostFit#underPinnedContext}), this still knows what the step may cost at most: a contention that began as a
  * 70B decode instance's full KV cache drained went unjudged, was learned as the new work's cost, and all 72 of its 2.2x
  * steps passed (validation-style fleet3 9137, x-dec-70b-b; docs/BENCHMARKS.md, stop 78). A decode step judged in work
- * the model has no offset for is expected to cost no more than this either (see RobustRoofline's assess).
+ * the model has no offset for is expected to cost no more than this either, and one in a known cell twice over the fit
+ * (see RobustRoofline's assess and {@code IMPLAUSIBLE_CELL_RATIO}).
  *
  * <p>Read per cell (the median of a cell's points that do at least the step's work, where at least
  * {@link CostFit#MIN_CELL_POINTS} do), the cheapest such cell giving the ceiling: one fast point is no ceiling. Steps

@@ -186,6 +186,19 @@ public final class RobustRoofline implements LatencyDetector {
      */
     static final double EPISODE_MIN_RATIO = 1.3;
     /**
+     * A known decode cell whose offset puts it this far over the fit is judged no dearer than heavier decode work the
+     * cells know ({@link HeavierWork}), as a cell without an offset is: no healthy work sits twice over the line through
+     * its neighbours (the steepest healthy steps seen are CUDA-graph padding and Vidur's 70B TP8 profile, 57% between 512
+     * and 576 tokens), but a cell that learned a slowdown as its cost does. A 2.85x kernel slowdown began 240 steps into a
+     * 7B decode instance's life, in batches lighter than it had run, before its first fit: their cells learned it, read
+     * 2.7x over the fit once there was one, and a 2.44x contention in the same batches 560 steps later read 0.9-1.0x there
+     * (validation gen.py 9310 at 2,000 steps, v-dec-7b-b: 36 of its 429 slowed steps missed, 4 so). Over the cell's own
+     * bound instead of twice, healthy cells above the fit were held down too (a 7B decode instance's single-request steps
+     * run 1.3x over those of two and three requests): 80 more clean steps flagged over 115 validation-style sets, none
+     * so (docs/BENCHMARKS.md, stop 82). Only there: reading every known cell's heavier work costs a scan of the cells.
+     */
+    static final double IMPLAUSIBLE_CELL_RATIO = 2;
+    /**
      * Blocks of the prefill-heavy steps' watch ({@link PrefillShift#standingBlocks}) that must stand above the model in a
      * row before a filled cell stops learning prefill-heavy steps whose own part ran over the learning ratio. Two, not one:
      * a single block over the model is as often a short episode's or a noisy stretch's: from one block, over 55
@@ -344,6 +357,13 @@ public final class RobustRoofline implements LatencyDetector {
             }
         }
         double bound = stepBound();
+        if (known && p <= 0 && offset > Math.log(IMPLAUSIBLE_CELL_RATIO)) {
+            // a known decode cell far over the fit costs no more than heavier decode work the cells know either
+            double ceiling = HeavierWork.ceiling(cells, d, dt, ctx);
+            if (ceiling > 0) {
+                expected = Math.min(expected, levelHere * ceiling);
+            }
+        }
         if (!known) {
             bound = Math.min(s.maxExtrapolationBoundRatio(), bound * s.extrapolationFactor());
             extrapolated++;
