@@ -48,6 +48,13 @@ class ValidationVariantDetectionTest {
         assertThat(row.get("step_recall").asDouble()).as("%s: its slowed steps flagged", what).isGreaterThanOrEqualTo(0.99);
     }
 
+    /** Detects and scores the set, asserts {@link #assertSlowedStepsFlagged} on {@code instance}, and returns the set's row. */
+    private JsonNode detectWithSlowedStepsFlagged(String variant, String seed, String steps, String instance, long atLeast) throws Exception {
+        JsonNode r = detectAndEvaluate(variant, seed, steps);
+        assertSlowedStepsFlagged(ValidationSets.instanceRow(r, instance), atLeast, instance);
+        return r;
+    }
+
     /**
      * fleet3 9105 at 3,000 steps: on {@code x-mix-7b-nokv} (form A without {@code kv.*}) a 2.1x contention left the load
      * in decode batches lighter than any trained, where healthy steps read 1.2-2.3x over a batch level nothing could move
@@ -74,9 +81,7 @@ class ValidationVariantDetectionTest {
      */
     @Test
     void aSlowdownInLighterDecodeWorkThanASampledInstanceHasLearnedIsFlaggedAgainstHeavierWork() throws Exception {
-        JsonNode r = detectAndEvaluate("fleet3", "9139", "3000");
-        JsonNode sampled = ValidationSets.instanceRow(r, "x-mix-70b-bs");
-        assertSlowedStepsFlagged(sampled, 60, "x-mix-70b-bs");
+        JsonNode r = detectWithSlowedStepsFlagged("fleet3", "9139", "3000", "x-mix-70b-bs", 60);
         assertThat(r.get("clean_flagged").asLong()).as("clean steps flagged over the set").isLessThanOrEqualTo(5);
     }
 
@@ -90,9 +95,7 @@ class ValidationVariantDetectionTest {
      */
     @Test
     void newWorkFirstSeenAsAThrottleBeginsIsNotLearnedWhileTheKnownWorkRunsSlow() throws Exception {
-        JsonNode r = detectAndEvaluate("base", "991", "12000");
-        JsonNode dec = ValidationSets.instanceRow(r, "v-dec-70b-a");
-        assertSlowedStepsFlagged(dec, 1_000, "v-dec-70b-a");
+        JsonNode r = detectWithSlowedStepsFlagged("base", "991", "12000", "v-dec-70b-a", 1_000);
         assertSlowedStepsFlagged(r, 1_000, "the set");
         assertThat(r.get("fp_rate_clean").asDouble()).as("clean steps flagged over the set").isLessThanOrEqualTo(0.001);
     }
@@ -106,10 +109,8 @@ class ValidationVariantDetectionTest {
      */
     @Test
     void aYoungDecodeCellThatLearnedASlowdownIsJudgedNoDearerThanHeavierWork() throws Exception {
-        JsonNode r = detectAndEvaluate("base", "9310", "2000");
-        JsonNode dec = ValidationSets.instanceRow(r, "v-dec-7b-b");
-        assertSlowedStepsFlagged(dec, 400, "v-dec-7b-b");
-        assertThat(dec.get("clean_flagged").asLong()).as("clean steps flagged on v-dec-7b-b").isLessThanOrEqualTo(5);
+        JsonNode r = detectWithSlowedStepsFlagged("base", "9310", "2000", "v-dec-7b-b", 400);
+        assertThat(ValidationSets.instanceRow(r, "v-dec-7b-b").get("clean_flagged").asLong()).as("clean steps flagged on v-dec-7b-b").isLessThanOrEqualTo(5);
         assertThat(r.get("fp_rate_clean").asDouble()).as("clean steps flagged over the set").isLessThanOrEqualTo(0.001);
     }
 
